@@ -1,0 +1,71 @@
+"""Cover every model in the Django admin; secrets stay hidden there too."""
+
+from django.contrib import admin
+
+from monitors.models import ApiKey, Healthcheck, HealthcheckTag, Membership, Organization, Plan, Region
+
+
+@admin.register(Region)
+class RegionAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "enabled"]
+    list_filter = ["enabled"]
+
+
+@admin.register(Plan)
+class PlanAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "max_healthchecks", "min_interval_seconds", "retention_days"]
+    filter_horizontal = ["allowed_regions"]
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "plan", "created_at"]
+    list_filter = ["plan"]
+    search_fields = ["slug", "name"]
+    readonly_fields = ["public_id", "created_at"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "organization", "role"]
+    list_filter = ["role"]
+    autocomplete_fields = ["user", "organization"]
+
+
+@admin.register(ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    """Show keys by prefix only; keys are created with `manage.py createapikey`, never here."""
+
+    list_display = ["prefix", "name", "organization", "scope", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["scope"]
+    search_fields = ["prefix", "name", "organization__slug"]
+    readonly_fields = ["public_id", "prefix", "organization", "created_at", "last_used_at"]
+    fields = ["public_id", "organization", "name", "prefix", "scope", "created_at", "last_used_at", "revoked_at"]
+
+    def has_add_permission(self, request):  # type: ignore[no-untyped-def]
+        return False
+
+
+class TagInline(admin.TabularInline):
+    model = HealthcheckTag
+    extra = 0
+
+
+@admin.register(Healthcheck)
+class HealthcheckAdmin(admin.ModelAdmin):
+    """Show config with header values masked (the stored config never holds them)."""
+
+    list_display = ["name", "organization", "type", "status", "interval_seconds", "paused", "next_check_at"]
+    list_filter = ["type", "status", "paused", "regions"]
+    search_fields = ["name", "organization__slug"]
+    readonly_fields = ["public_id", "status", "status_changed_at", "created_at", "updated_at", "config"]
+    exclude = ["secret_headers"]
+    filter_horizontal = ["regions"]
+    inlines = [TagInline]

@@ -1,0 +1,127 @@
+"""The REST API under /api/v1/: healthchecks, regions, the organization."""
+
+from __future__ import annotations
+
+from django.db.models import QuerySet
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from monitors import selectors, services
+from monitors.filters import HealthcheckFilter
+from monitors.models import ApiKey, Healthcheck, Organization
+from monitors.serializers import HealthcheckSerializer, OrganizationSerializer, RegionSerializer
+
+UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
+
+
+class OrganizationScopedMixin:
+    """Scope every query to the key's organization: another tenant's object is simply not found."""
+
+    request: Request
+
+    @property
+    def organization(self) -> Organization:
+        api_key = self.request.auth
+        assert isinstance(api_key, ApiKey)  # guaranteed by HasApiKeyScope
+        return api_key.organization
+
+
+class HealthcheckViewSet(
+    OrganizationScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    serializer_class = HealthcheckSerializer
+    filterset_class = HealthcheckFilter
+    lookup_field = "public_id"
+    lookup_url_kwarg = "id"
+    lookup_value_regex = UUID_PATTERN
+
+    def get_queryset(self) -> QuerySet[Healthcheck]:
+        if getattr(self, "swagger_fake_view", False):
+            return Healthcheck.objects.none()
+        return selectors.healthchecks_of(organization=self.organization)
+
+    def create(self, request: Request) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        changes = serializer.to_service_changes()
+        healthcheck = services.healthcheck_create(
+            organization=self.organization,
+            name=changes["name"],
+            check_type=changes["check_type"],
+            config=changes["config"],
+            interval_seconds=changes.get("interval_seconds"),
+            region_slugs=changes.get("region_slugs"),
+            tags=changes.get("tags", ()),
+            paused=changes.get("paused", False),
+            now=timezone.now(),
+        )
+        return Response(self._shown(healthcheck), status=status.HTTP_201_CREATED)
+
+    def update(self, request: Request, id: str | None = None) -> Response:  # noqa: A002
+        return self._update(request, partial=False)
+
+    def partial_update(self, request: Request, id: str | None = None) -> Response:  # noqa: A002
+        return self._update(request, partial=True)
+
+    def perform_destroy(self, instance: Healthcheck) -> None:
+        services.healthcheck_delete(healthcheck=instance)
+
+    @extend_schema(request=None, responses=HealthcheckSerializer)
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, id: str | None = None) -> Response:  # noqa: A002
+        healthcheck = services.healthcheck_pause(healthcheck=self.get_object(), now=timezone.now())
+        return Response(self._shown(healthcheck))
+
+    @extend_schema(request=None, responses=HealthcheckSerializer)
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, id: str | None = None) -> Response:  # noqa: A002
+        healthcheck = services.healthcheck_resume(healthcheck=self.get_object(), now=timezone.now())
+        return Response(self._shown(healthcheck))
+
+    def _update(self, request: Request, *, partial: bool) -> Response:
+        healthcheck = self.get_object()
+        serializer = self.get_serializer(healthcheck, data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        healthcheck = services.healthcheck_update(
+            healthcheck=healthcheck, changes=serializer.to_service_changes(), partial=partial, now=timezone.now()
+        )
+        return Response(self._shown(healthcheck))
+
+    def _shown(self, healthcheck: Healthcheck) -> dict:
+        fresh = self.get_queryset().get(pk=healthcheck.pk)
+        return self.get_serializer(fresh).data
+
+
+class RegionViewSet(OrganizationScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+    """List the enabled regions, saying which the organization's plan allows."""
+
+    serializer_class = RegionSerializer
+    pagination_class = None
+
+    def get_queryset(self):  # type: ignore[no-untyped-def]
+        return selectors.regions_enabled()
+
+    def get_serializer_context(self) -> dict:
+        context = super().get_serializer_context()
+        if not getattr(self, "swagger_fake_view", False) and isinstance(self.request.auth, ApiKey):
+            context["allowed_slugs"] = {r.slug for r in selectors.regions_allowed(organization=self.organization)}
+        return context
+
+
+class OrganizationViewSet(OrganizationScopedMixin, viewsets.GenericViewSet):
+    """Show the organization the API key belongs to, with its plan."""
+
+    serializer_class = OrganizationSerializer
+    pagination_class = None
+
+    @extend_schema(responses=OrganizationSerializer)
+    def retrieve(self, request: Request) -> Response:
+        return Response(self.get_serializer(self.organization).data)

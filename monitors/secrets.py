@@ -1,0 +1,56 @@
+"""Encrypt and decrypt stored secrets (header values) with UPTIMY_SECRETS_KEY.
+
+Fernet (AES-128-CBC + HMAC) from ``cryptography``; the configured passphrase is stretched to a
+Fernet key with SHA-256 so operators may set any string. Several comma-separated keys rotate:
+the first encrypts, all decrypt.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from functools import lru_cache
+
+from cryptography.fernet import Fernet, InvalidToken, MultiFernet
+from django.conf import settings
+
+MASK = "********"
+
+
+class SecretUnreadable(Exception):
+    """Stored secret can't be decrypted with any configured key (rotated away or corrupt)."""
+
+
+@lru_cache(maxsize=4)
+def _cipher(keys: str) -> MultiFernet:
+    fernets = [
+        Fernet(base64.urlsafe_b64encode(hashlib.sha256(key.strip().encode()).digest()))
+        for key in keys.split(",")
+        if key.strip()
+    ]
+    return MultiFernet(fernets)
+
+
+def encrypt_headers(headers: dict[str, str]) -> str:
+    """Return the ciphertext of ``headers`` (empty string for none, so nothing is stored)."""
+    if not headers:
+        return ""
+    plain = json.dumps(list(headers.items()), separators=(",", ":")).encode()
+    return _cipher(settings.UPTIMY_SECRETS_KEY).encrypt(plain).decode()
+
+
+def decrypt_headers(token: str) -> dict[str, str]:
+    """Return the headers stored in ``token``; raise SecretUnreadable if no key opens it."""
+    if not token:
+        return {}
+    try:
+        plain = _cipher(settings.UPTIMY_SECRETS_KEY).decrypt(token.encode())
+    except InvalidToken:
+        raise SecretUnreadable("stored header values can't be decrypted with UPTIMY_SECRETS_KEY") from None
+    return dict(json.loads(plain))
+
+
+def masked(headers: dict[str, str]) -> dict[str, str]:
+    """Return the header names with every value replaced by the mask."""
+    return {name: MASK for name in headers}

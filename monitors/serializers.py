@@ -1,0 +1,225 @@
+"""Shape healthchecks, regions and the organization for the API; services do the writing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from rest_framework import serializers
+
+from monitors.models import Healthcheck, Organization, Plan, Region
+from probes.config import DEFAULT_TIMEOUT, HTTP_METHODS, MAX_HEADERS, MAX_REQUIRED_TOOLS, TIMEOUT_RANGE
+from probes.types import CheckType, Status
+
+MAX_TAGS = 20
+MAX_INTERVAL_SECONDS = 24 * 60 * 60
+
+_HEADERS_HELP = (
+    f"Request headers sent on every request, as names to values (at most {MAX_HEADERS}, 8 KiB in all). "
+    "Values are secrets: stored encrypted and answered masked as \"********\"; send a masked value "
+    "back to keep the stored one, leave `headers` out of an update to keep them all."
+)
+
+
+class McpConfigDoc(serializers.Serializer):
+    """Document the MCP check's config (type 13); validation lives in probes.config."""
+
+    uri = serializers.URLField(help_text="The MCP endpoint (Streamable HTTP or legacy SSE), e.g. https://mcp.example.com/mcp.")
+    headers = serializers.DictField(
+        child=serializers.CharField(), required=False, help_text=_HEADERS_HELP + ' E.g. {"Authorization": "Bearer your-key"}.'
+    )
+    requiredTools = serializers.ListField(  # noqa: N815 - the documented API name
+        child=serializers.CharField(),
+        required=False,
+        max_length=MAX_REQUIRED_TOOLS,
+        help_text="Tool names that must be listed; the check is down naming the missing ones.",
+    )
+    minTools = serializers.IntegerField(  # noqa: N815
+        required=False, min_value=0, default=0, help_text="The check is down when fewer tools are listed."
+    )
+    timeout = serializers.FloatField(
+        required=False,
+        min_value=TIMEOUT_RANGE[0],
+        max_value=TIMEOUT_RANGE[1],
+        default=DEFAULT_TIMEOUT,
+        help_text="Seconds for the whole exchange, sign-in discovery included.",
+    )
+
+
+class HttpConfigDoc(serializers.Serializer):
+    """Document the HTTP check's config (type 1)."""
+
+    uri = serializers.URLField(help_text="The URL to request.")
+    method = serializers.ChoiceField(choices=HTTP_METHODS, required=False, default="GET")
+    headers = serializers.DictField(child=serializers.CharField(), required=False, help_text=_HEADERS_HELP)
+    body = serializers.CharField(required=False, allow_blank=True, help_text="Request body (POST only).")
+    expectedStatus = serializers.ListField(  # noqa: N815
+        child=serializers.CharField(),
+        required=False,
+        help_text='Status codes that count as up: codes (200), classes ("2xx") or ranges ("200-299"). Default ["2xx"].',
+    )
+    keyword = serializers.CharField(
+        required=False, allow_null=True, help_text="Text that must appear in the body (or must not: keywordAbsent)."
+    )
+    keywordAbsent = serializers.BooleanField(required=False, default=False)  # noqa: N815
+    followRedirects = serializers.BooleanField(required=False, default=True)  # noqa: N815
+    timeout = serializers.FloatField(required=False, min_value=TIMEOUT_RANGE[0], max_value=TIMEOUT_RANGE[1], default=DEFAULT_TIMEOUT)
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="CheckConfig",
+        serializers=[McpConfigDoc, HttpConfigDoc],
+        resource_type_field_name=None,
+    )
+)
+class ConfigField(serializers.JSONField):
+    """Accept a JSON object; the service validates it against the check type."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, dict):
+            raise serializers.ValidationError("Must be a JSON object.")
+        return data
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "integer", "enum": [int(t) for t in CheckType]},
+            {"type": "string", "enum": [t.label for t in CheckType]},
+        ],
+        "description": "1 or \"http\", 13 or \"mcp\". Answered as the number.",
+    }
+)
+class CheckTypeField(serializers.Field):
+    default_error_messages = {"invalid": "Unknown type {value!r}; use 1 or \"http\", 13 or \"mcp\"."}
+
+    def to_internal_value(self, data: Any) -> CheckType:
+        try:
+            return CheckType.parse(data)
+        except ValueError:
+            self.fail("invalid", value=data)
+            raise  # unreachable: fail() raises
+
+    def to_representation(self, value: int) -> int:
+        return int(value)
+
+
+class RelatedNamesField(serializers.ListField):
+    """Write a list of names; read them back from a related manager, sorted."""
+
+    def __init__(self, *, attribute: str, **kwargs: Any) -> None:
+        self.attribute = attribute
+        super().__init__(**kwargs)
+
+    def to_representation(self, data: Any) -> list[str]:
+        return sorted(getattr(item, self.attribute) for item in data.all())
+
+
+class HealthcheckSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    type = CheckTypeField()
+    type_name = serializers.SerializerMethodField()
+    config = ConfigField()
+    interval = serializers.IntegerField(
+        source="interval_seconds",
+        required=False,
+        min_value=1,
+        max_value=MAX_INTERVAL_SECONDS,
+        help_text="Seconds between checks; at least the plan's minimum. Default 60 or the plan's minimum.",
+    )
+    regions = RelatedNamesField(
+        attribute="slug",
+        child=serializers.SlugField(max_length=32),
+        required=False,
+        allow_empty=False,
+        max_length=32,
+        help_text="Region slugs to check from; default every region the plan allows.",
+    )
+    tags = RelatedNamesField(
+        attribute="name",
+        source="tag_rows",
+        child=serializers.CharField(max_length=64, trim_whitespace=True, allow_blank=False),
+        required=False,
+        max_length=MAX_TAGS,
+    )
+    paused = serializers.BooleanField(required=False)
+    status = serializers.ChoiceField(choices=[s.value for s in Status], read_only=True)
+
+    class Meta:
+        model = Healthcheck
+        fields = [
+            "id",
+            "name",
+            "type",
+            "type_name",
+            "config",
+            "interval",
+            "regions",
+            "tags",
+            "paused",
+            "status",
+            "status_changed_at",
+            "next_check_at",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["status_changed_at", "next_check_at", "created_at", "updated_at"]
+
+    def get_type_name(self, obj: Healthcheck) -> str:
+        try:
+            return CheckType(obj.type).label
+        except ValueError:
+            return "unknown"
+
+    def validate_name(self, value: str) -> str:
+        if any(ord(ch) < 0x20 for ch in value):
+            raise serializers.ValidationError("Must not contain control characters.")
+        return value
+
+    def validate_tags(self, value: list[str]) -> list[str]:
+        if any(any(ord(ch) < 0x20 for ch in tag) for tag in value):
+            raise serializers.ValidationError("Tags must not contain control characters.")
+        if len(set(value)) != len(value):
+            raise serializers.ValidationError("Tags must be unique.")
+        return value
+
+    def to_service_changes(self) -> dict[str, Any]:
+        """Return the validated data under the names the services take."""
+        data = dict(self.validated_data)
+        renames = {"type": "check_type", "regions": "region_slugs", "tag_rows": "tags"}
+        return {renames.get(key, key): value for key, value in data.items()}
+
+
+class RegionSerializer(serializers.ModelSerializer):
+    allowed = serializers.SerializerMethodField(help_text="Whether the organization's plan allows this region.")
+
+    class Meta:
+        model = Region
+        fields = ["slug", "name", "allowed"]
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_allowed(self, obj: Region) -> bool:
+        return obj.slug in self.context.get("allowed_slugs", ())
+
+
+class PlanSerializer(serializers.ModelSerializer):
+    allowed_regions = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
+
+    class Meta:
+        model = Plan
+        fields = ["slug", "name", "max_healthchecks", "min_interval_seconds", "retention_days", "allowed_regions"]
+
+
+class OrganizationSerializer(serializers.ModelSerializer):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    plan = PlanSerializer(read_only=True)
+    healthchecks = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Organization
+        fields = ["id", "slug", "name", "plan", "healthchecks", "created_at"]
+
+    def get_healthchecks(self, obj: Organization) -> int:
+        return obj.healthchecks.count()

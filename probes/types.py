@@ -1,0 +1,193 @@
+"""The plain values the check engine takes and returns.
+
+Everything here is a frozen dataclass or an enum, so outcomes cross thread, process and
+Celery boundaries as data, and tests build them without a database.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+
+
+class Status(StrEnum):
+    """Name the states a healthcheck (or one region of it) can be in; defined only here."""
+
+    PENDING = "pending"
+    UP = "up"
+    DEGRADED = "degraded"
+    DOWN = "down"
+    PAUSED = "paused"
+
+
+class CheckType(IntEnum):
+    """Number check types as Uptimy numbers them; new types append, rows never migrate."""
+
+    HTTP = 1
+    MCP = 13
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, value: object) -> CheckType:
+        """Return the type named by a number (13, "13") or a name ("mcp"); raise ValueError otherwise."""
+        if isinstance(value, bool):
+            raise ValueError(f"unknown check type {value!r}")
+        if isinstance(value, int):
+            return cls(value)
+        if isinstance(value, str):
+            text = value.strip()
+            if text.isdigit():
+                return cls(int(text))
+            try:
+                return cls[text.upper()]
+            except KeyError:
+                pass
+        raise ValueError(f"unknown check type {value!r}")
+
+
+class FailureKind(StrEnum):
+    """Name why a check failed; the API, alerts and status pages show these words."""
+
+    NO_ENDPOINT = "no_endpoint"
+    NOT_MCP = "not_mcp"
+    JSONRPC_ERROR = "jsonrpc_error"
+    SIGNIN_NOT_DISCOVERABLE = "signin_not_discoverable"
+    KEY_REFUSED = "key_refused"
+    MISSING_TOOLS = "missing_tools"
+    TOO_FEW_TOOLS = "too_few_tools"
+    TIMEOUT = "timeout"
+    DNS = "dns"
+    TLS = "tls"
+    CONNECT = "connect"
+    HTTP_STATUS = "http_status"
+    PROTOCOL = "protocol"
+    BLOCKED_ADDRESS = "blocked_address"
+    REDIRECT_REFUSED = "redirect_refused"
+    TOO_LARGE = "too_large"
+    KEYWORD = "keyword"
+
+
+class Access(StrEnum):
+    """Say how an MCP check got in: an open server, a keyless OAuth sign-in check, or a key."""
+
+    OPEN = "open"
+    OAUTH = "oauth"
+    KEY = "key"
+
+
+class Transport(StrEnum):
+    STREAMABLE_HTTP = "streamable-http"
+    SSE = "sse"
+
+
+Headers = tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class McpConfig:
+    """Hold one MCP check's settings (type 13), already validated by ``probes.config``."""
+
+    uri: str
+    headers: Headers = ()
+    required_tools: tuple[str, ...] = ()
+    min_tools: int = 0
+    timeout: float = 10.0
+
+    @property
+    def has_key(self) -> bool:
+        """Return whether the check sends credentials, which decides the access column."""
+        return bool(self.headers)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRange:
+    """Match HTTP status codes from ``low`` to ``high`` inclusive ("2xx" is 200–299)."""
+
+    low: int
+    high: int
+
+    def __contains__(self, code: object) -> bool:
+        return isinstance(code, int) and self.low <= code <= self.high
+
+    def __str__(self) -> str:
+        if self.low == self.high:
+            return str(self.low)
+        if self.low % 100 == 0 and self.high == self.low + 99:
+            return f"{self.low // 100}xx"
+        return f"{self.low}-{self.high}"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpConfig:
+    """Hold one HTTP check's settings (type 1), already validated by ``probes.config``."""
+
+    uri: str
+    method: str = "GET"
+    headers: Headers = ()
+    body: str = ""
+    expected_status: tuple[StatusRange, ...] = (StatusRange(200, 299),)
+    keyword: str | None = None
+    keyword_absent: bool = False
+    follow_redirects: bool = True
+    timeout: float = 10.0
+
+
+CheckConfig = McpConfig | HttpConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Break one request down as monitoring products do; None where a phase did not happen.
+
+    ``dns_ms``, ``tcp_ms``, ``tls_ms`` and ``ttfb_ms`` describe the first request (initialize
+    for MCP); ``total_ms`` is the whole exchange.
+    """
+
+    dns_ms: float | None = None
+    tcp_ms: float | None = None
+    tls_ms: float | None = None
+    ttfb_ms: float | None = None
+    total_ms: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInfo:
+    name: str
+    version: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """Keep what a later run needs to tell a changed tool list: names and required inputs."""
+
+    name: str
+    required_inputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeOutcome:
+    """Report one check run; ``kind`` and ``reason`` are set exactly when status is DOWN."""
+
+    status: Status
+    kind: FailureKind | None = None
+    reason: str = ""
+    timings: Timings = field(default_factory=Timings)
+    http_status: int | None = None
+    # MCP only.
+    server: ServerInfo | None = None
+    protocol: str | None = None
+    access: Access | None = None
+    signin_server: str | None = None
+    tools: tuple[ToolInfo, ...] = ()
+    tool_count: int | None = None
+    tool_digest: str | None = None
+    missing_tools: tuple[str, ...] = ()
+    transport: Transport | None = None
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def tool_names(self) -> tuple[str, ...]:
+        return tuple(tool.name for tool in self.tools)

@@ -1,0 +1,8 @@
+"""Expose the ASGI callable."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uptimy.settings")
+application = get_asgi_application()
