@@ -47,7 +47,16 @@ class ApiKeyAdmin(admin.ModelAdmin):
     list_filter = ["scope"]
     search_fields = ["prefix", "name", "organization__slug"]
     readonly_fields = ["public_id", "prefix", "organization", "created_at", "last_used_at"]
-    fields = ["public_id", "organization", "name", "prefix", "scope", "created_at", "last_used_at", "revoked_at"]
+    fields = [
+        "public_id",
+        "organization",
+        "name",
+        "prefix",
+        "scope",
+        "created_at",
+        "last_used_at",
+        "revoked_at",
+    ]
 
     def has_add_permission(self, request):  # type: ignore[no-untyped-def]
         return False

@@ -65,10 +65,10 @@ class HealthcheckViewSet(
         )
         return Response(self._shown(healthcheck), status=status.HTTP_201_CREATED)
 
-    def update(self, request: Request, id: str | None = None) -> Response:  # noqa: A002
+    def update(self, request: Request, id: str | None = None) -> Response:
         return self._update(request, partial=False)
 
-    def partial_update(self, request: Request, id: str | None = None) -> Response:  # noqa: A002
+    def partial_update(self, request: Request, id: str | None = None) -> Response:
         return self._update(request, partial=True)
 
     def perform_destroy(self, instance: Healthcheck) -> None:
@@ -76,13 +76,13 @@ class HealthcheckViewSet(
 
     @extend_schema(request=None, responses=HealthcheckSerializer)
     @action(detail=True, methods=["post"])
-    def pause(self, request: Request, id: str | None = None) -> Response:  # noqa: A002
+    def pause(self, request: Request, id: str | None = None) -> Response:
         healthcheck = services.healthcheck_pause(healthcheck=self.get_object(), now=timezone.now())
         return Response(self._shown(healthcheck))
 
     @extend_schema(request=None, responses=HealthcheckSerializer)
     @action(detail=True, methods=["post"])
-    def resume(self, request: Request, id: str | None = None) -> Response:  # noqa: A002
+    def resume(self, request: Request, id: str | None = None) -> Response:
         healthcheck = services.healthcheck_resume(healthcheck=self.get_object(), now=timezone.now())
         return Response(self._shown(healthcheck))
 
@@ -91,7 +91,10 @@ class HealthcheckViewSet(
         serializer = self.get_serializer(healthcheck, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         healthcheck = services.healthcheck_update(
-            healthcheck=healthcheck, changes=serializer.to_service_changes(), partial=partial, now=timezone.now()
+            healthcheck=healthcheck,
+            changes=serializer.to_service_changes(),
+            partial=partial,
+            now=timezone.now(),
         )
         return Response(self._shown(healthcheck))
 
@@ -112,7 +115,9 @@ class RegionViewSet(OrganizationScopedMixin, mixins.ListModelMixin, viewsets.Gen
     def get_serializer_context(self) -> dict:
         context = super().get_serializer_context()
         if not getattr(self, "swagger_fake_view", False) and isinstance(self.request.auth, ApiKey):
-            context["allowed_slugs"] = {r.slug for r in selectors.regions_allowed(organization=self.organization)}
+            context["allowed_slugs"] = {
+                r.slug for r in selectors.regions_allowed(organization=self.organization)
+            }
         return context
 
 

@@ -12,14 +12,18 @@ from monitors.secrets import SecretUnreadable
 
 def exception_handler(exc, context):  # type: ignore[no-untyped-def]
     if isinstance(exc, ConfigInvalid):
-        return Response({key: [message] for key, message in exc.errors.items()}, status=status.HTTP_400_BAD_REQUEST)
+        return Response(
+            {key: [message] for key, message in exc.errors.items()}, status=status.HTTP_400_BAD_REQUEST
+        )
     if isinstance(exc, ServiceError):
         return Response({exc.field: [exc.message]}, status=status.HTTP_400_BAD_REQUEST)
     if isinstance(exc, SecretUnreadable):
         # The stored headers were encrypted with a key that is no longer configured: an
         # operator problem, not the caller's; say so without any detail of the secret.
         return Response(
-            {"detail": "Stored header values can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."},
+            {
+                "detail": "Stored header values can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+            },
             status=status.HTTP_409_CONFLICT,
         )
     return drf_exception_handler(exc, context)

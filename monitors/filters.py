@@ -24,7 +24,9 @@ class HealthcheckFilter(django_filters.FilterSet):
         try:
             return queryset.filter(type=int(CheckType.parse(value)))
         except ValueError:
-            raise ValidationError({"type": [f"Unknown type {value!r}; use 1, 13, \"http\" or \"mcp\"."]}) from None
+            raise ValidationError(
+                {"type": [f'Unknown type {value!r}; use 1, 13, "http" or "mcp".']}
+            ) from None
 
     def filter_search(self, queryset: QuerySet[Healthcheck], name: str, value: str) -> QuerySet[Healthcheck]:
         return queryset.filter(Q(name__icontains=value) | Q(config__uri__icontains=value))

@@ -95,7 +95,9 @@ class ApiKey(models.Model):
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
     name = models.CharField(max_length=128, blank=True)
-    prefix = models.CharField(max_length=16, help_text="The first characters of the key, shown to tell keys apart.")
+    prefix = models.CharField(
+        max_length=16, help_text="The first characters of the key, shown to tell keys apart."
+    )
     key_hash = models.CharField(max_length=64, unique=True, editable=False)
     scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.READ_WRITE)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -167,3 +169,6 @@ class HealthcheckTag(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["healthcheck", "name"], name="hc_tag_unique")]
         indexes = [models.Index(fields=["name"], name="hc_tag_name")]
+
+    def __str__(self) -> str:
+        return self.name

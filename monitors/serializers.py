@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from monitors.models import Healthcheck, Organization, Plan, Region
@@ -17,62 +17,96 @@ MAX_INTERVAL_SECONDS = 24 * 60 * 60
 
 _HEADERS_HELP = (
     f"Request headers sent on every request, as names to values (at most {MAX_HEADERS}, 8 KiB in all). "
-    "Values are secrets: stored encrypted and answered masked as \"********\"; send a masked value "
+    'Values are secrets: stored encrypted and answered masked as "********"; send a masked value '
     "back to keep the stored one, leave `headers` out of an update to keep them all."
 )
 
 
-class McpConfigDoc(serializers.Serializer):
-    """Document the MCP check's config (type 13); validation lives in probes.config."""
-
-    uri = serializers.URLField(help_text="The MCP endpoint (Streamable HTTP or legacy SSE), e.g. https://mcp.example.com/mcp.")
-    headers = serializers.DictField(
-        child=serializers.CharField(), required=False, help_text=_HEADERS_HELP + ' E.g. {"Authorization": "Bearer your-key"}.'
-    )
-    requiredTools = serializers.ListField(  # noqa: N815 - the documented API name
-        child=serializers.CharField(),
-        required=False,
-        max_length=MAX_REQUIRED_TOOLS,
-        help_text="Tool names that must be listed; the check is down naming the missing ones.",
-    )
-    minTools = serializers.IntegerField(  # noqa: N815
-        required=False, min_value=0, default=0, help_text="The check is down when fewer tools are listed."
-    )
-    timeout = serializers.FloatField(
-        required=False,
-        min_value=TIMEOUT_RANGE[0],
-        max_value=TIMEOUT_RANGE[1],
-        default=DEFAULT_TIMEOUT,
-        help_text="Seconds for the whole exchange, sign-in discovery included.",
-    )
+def _headers_schema(example: dict[str, str]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+        "maxProperties": MAX_HEADERS,
+        "description": _HEADERS_HELP,
+        "example": example,
+    }
 
 
-class HttpConfigDoc(serializers.Serializer):
-    """Document the HTTP check's config (type 1)."""
+_TIMEOUT_SCHEMA = {
+    "type": "number",
+    "minimum": TIMEOUT_RANGE[0],
+    "maximum": TIMEOUT_RANGE[1],
+    "default": DEFAULT_TIMEOUT,
+    "description": "Seconds for the whole check, sign-in discovery and redirects included.",
+}
 
-    uri = serializers.URLField(help_text="The URL to request.")
-    method = serializers.ChoiceField(choices=HTTP_METHODS, required=False, default="GET")
-    headers = serializers.DictField(child=serializers.CharField(), required=False, help_text=_HEADERS_HELP)
-    body = serializers.CharField(required=False, allow_blank=True, help_text="Request body (POST only).")
-    expectedStatus = serializers.ListField(  # noqa: N815
-        child=serializers.CharField(),
-        required=False,
-        help_text='Status codes that count as up: codes (200), classes ("2xx") or ranges ("200-299"). Default ["2xx"].',
-    )
-    keyword = serializers.CharField(
-        required=False, allow_null=True, help_text="Text that must appear in the body (or must not: keywordAbsent)."
-    )
-    keywordAbsent = serializers.BooleanField(required=False, default=False)  # noqa: N815
-    followRedirects = serializers.BooleanField(required=False, default=True)  # noqa: N815
-    timeout = serializers.FloatField(required=False, min_value=TIMEOUT_RANGE[0], max_value=TIMEOUT_RANGE[1], default=DEFAULT_TIMEOUT)
+# The config schemas are written out rather than derived from serializers: they document the
+# exact API shape (camelCase keys, no unknown keys), while probes.config does the validating.
+MCP_CONFIG_SCHEMA: dict[str, Any] = {
+    "title": "MCP check config (type 13)",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["uri"],
+    "properties": {
+        "uri": {
+            "type": "string",
+            "format": "uri",
+            "description": "The MCP endpoint, Streamable HTTP or legacy SSE; it often ends in /mcp.",
+            "example": "https://mcp.example.com/mcp",
+        },
+        "headers": _headers_schema({"Authorization": "Bearer your-key"}),
+        "requiredTools": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "uniqueItems": True,
+            "maxItems": MAX_REQUIRED_TOOLS,
+            "description": "Tool names that must be listed; the check is down naming the missing ones.",
+            "example": ["search_docs", "read_page"],
+        },
+        "minTools": {
+            "type": "integer",
+            "minimum": 0,
+            "default": 0,
+            "description": "The check is down when fewer tools are listed.",
+            "example": 2,
+        },
+        "timeout": _TIMEOUT_SCHEMA,
+    },
+}
+
+HTTP_CONFIG_SCHEMA: dict[str, Any] = {
+    "title": "HTTP check config (type 1)",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["uri"],
+    "properties": {
+        "uri": {"type": "string", "format": "uri", "description": "The URL to request."},
+        "method": {"type": "string", "enum": list(HTTP_METHODS), "default": "GET"},
+        "headers": _headers_schema({"Accept": "text/html"}),
+        "body": {"type": "string", "description": "Request body; POST only."},
+        "expectedStatus": {
+            "type": "array",
+            "items": {"oneOf": [{"type": "integer", "minimum": 100, "maximum": 599}, {"type": "string"}]},
+            "minItems": 1,
+            "default": ["2xx"],
+            "description": 'Statuses that count as up: codes (200), classes ("2xx") or ranges ("200-299").',
+        },
+        "keyword": {
+            "type": ["string", "null"],
+            "description": "Text that must appear in the body (or must not, with keywordAbsent).",
+        },
+        "keywordAbsent": {"type": "boolean", "default": False},
+        "followRedirects": {"type": "boolean", "default": True},
+        "timeout": _TIMEOUT_SCHEMA,
+    },
+}
 
 
 @extend_schema_field(
-    PolymorphicProxySerializer(
-        component_name="CheckConfig",
-        serializers=[McpConfigDoc, HttpConfigDoc],
-        resource_type_field_name=None,
-    )
+    {
+        "anyOf": [MCP_CONFIG_SCHEMA, HTTP_CONFIG_SCHEMA],
+        "description": "What to check; its shape depends on `type`. Header values are answered masked.",
+    }
 )
 class ConfigField(serializers.JSONField):
     """Accept a JSON object; the service validates it against the check type."""
@@ -89,11 +123,11 @@ class ConfigField(serializers.JSONField):
             {"type": "integer", "enum": [int(t) for t in CheckType]},
             {"type": "string", "enum": [t.label for t in CheckType]},
         ],
-        "description": "1 or \"http\", 13 or \"mcp\". Answered as the number.",
+        "description": '1 or "http", 13 or "mcp". Answered as the number.',
     }
 )
 class CheckTypeField(serializers.Field):
-    default_error_messages = {"invalid": "Unknown type {value!r}; use 1 or \"http\", 13 or \"mcp\"."}
+    default_error_messages = {"invalid": 'Unknown type {value!r}; use 1 or "http", 13 or "mcp".'}
 
     def to_internal_value(self, data: Any) -> CheckType:
         try:
@@ -193,7 +227,9 @@ class HealthcheckSerializer(serializers.ModelSerializer):
 
 
 class RegionSerializer(serializers.ModelSerializer):
-    allowed = serializers.SerializerMethodField(help_text="Whether the organization's plan allows this region.")
+    allowed = serializers.SerializerMethodField(
+        help_text="Whether the organization's plan allows this region."
+    )
 
     class Meta:
         model = Region
@@ -209,7 +245,14 @@ class PlanSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Plan
-        fields = ["slug", "name", "max_healthchecks", "min_interval_seconds", "retention_days", "allowed_regions"]
+        fields = [
+            "slug",
+            "name",
+            "max_healthchecks",
+            "min_interval_seconds",
+            "retention_days",
+            "allowed_regions",
+        ]
 
 
 class OrganizationSerializer(serializers.ModelSerializer):

@@ -41,7 +41,9 @@ def organization_create(*, slug: str, name: str = "", plan: Plan | None = None) 
     return Organization.objects.create(slug=slug, name=name or slug, plan=plan)
 
 
-def membership_add(*, organization: Organization, user: Any, role: str = Membership.Role.MEMBER) -> Membership:
+def membership_add(
+    *, organization: Organization, user: Any, role: str = Membership.Role.MEMBER
+) -> Membership:
     membership, _ = Membership.objects.update_or_create(
         organization=organization, user=user, defaults={"role": role}
     )
@@ -91,7 +93,11 @@ def healthcheck_create(
 ) -> Healthcheck:
     """Create a healthcheck within the organization's plan; it is due at once unless paused."""
     plan = organization.plan
-    interval = interval_seconds if interval_seconds is not None else max(DEFAULT_INTERVAL_SECONDS, plan.min_interval_seconds)
+    interval = (
+        interval_seconds
+        if interval_seconds is not None
+        else max(DEFAULT_INTERVAL_SECONDS, plan.min_interval_seconds)
+    )
     _check_interval(plan, interval)
     regions = _regions_for(organization, region_slugs)
     api_config, headers = _prepared_config(check_type, config, stored_headers={})

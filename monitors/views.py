@@ -19,7 +19,10 @@ def healthz(request: HttpRequest) -> JsonResponse:
     if settings.REDIS_URL:
         checks["broker"] = _broker_ok(settings.REDIS_URL)
     healthy = all(checks.values())
-    body = {"status": "ok" if healthy else "unavailable", **{k: "ok" if v else "down" for k, v in checks.items()}}
+    body = {
+        "status": "ok" if healthy else "unavailable",
+        **{k: "ok" if v else "down" for k, v in checks.items()},
+    }
     return JsonResponse(body, status=200 if healthy else 503)
 
 

@@ -5,6 +5,7 @@ broker, every enabled region probed from this machine. DATABASE_URL and REDIS_UR
 to PostgreSQL and Redis (Celery broker and cache).
 """
 
+import contextlib
 from pathlib import Path
 
 import environ
@@ -126,6 +127,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = env.str("STATIC_ROOT", default=str(VAR_DIR / "static"))
+# WhiteNoise warns on every request path when the folder is missing; an empty one is enough.
+with contextlib.suppress(OSError):
+    Path(STATIC_ROOT).mkdir(parents=True, exist_ok=True)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

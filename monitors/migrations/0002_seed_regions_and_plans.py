@@ -35,8 +35,12 @@ def seed(apps, schema_editor):
 
 
 def unseed(apps, schema_editor):
-    apps.get_model("monitors", "Plan").objects.filter(slug__in=[p[0] for p in PLANS], organizations=None).delete()
-    apps.get_model("monitors", "Region").objects.filter(slug__in=[r[0] for r in REGIONS], healthchecks=None).delete()
+    apps.get_model("monitors", "Plan").objects.filter(
+        slug__in=[p[0] for p in PLANS], organizations=None
+    ).delete()
+    apps.get_model("monitors", "Region").objects.filter(
+        slug__in=[r[0] for r in REGIONS], healthchecks=None
+    ).delete()
 
 
 class Migration(migrations.Migration):

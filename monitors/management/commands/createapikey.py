@@ -13,7 +13,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):  # type: ignore[no-untyped-def]
         parser.add_argument("org_slug")
-        parser.add_argument("--create-org", action="store_true", help="Create the organization (free plan) if missing.")
+        parser.add_argument(
+            "--create-org", action="store_true", help="Create the organization (free plan) if missing."
+        )
         parser.add_argument("--read-only", action="store_true", help="The key may read but not write.")
         parser.add_argument("--name", default="", help="A label to tell keys apart.")
 

@@ -41,7 +41,9 @@ class Command(BaseCommand):
         call_command("migrate", interactive=False, verbosity=0)
         self._announce(demo_bootstrap())
         host, port = options["host"], options["port"]
-        self.stdout.write(f"Uptimy on http://{host}:{port}/ (API http://{host}:{port}/api/v1/docs/); Ctrl-C stops.")
+        self.stdout.write(
+            f"Uptimy on http://{host}:{port}/ (API http://{host}:{port}/api/v1/docs/); Ctrl-C stops."
+        )
         self.stdout.flush()
         manager = Manager()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
