@@ -2,18 +2,31 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.db.models import QuerySet
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from monitors import selectors, services
-from monitors.filters import HealthcheckFilter
+from monitors.execution import run_now
+from monitors.filters import HealthcheckFilter, TimeWindow
 from monitors.models import ApiKey, Healthcheck, Organization
-from monitors.serializers import HealthcheckSerializer, OrganizationSerializer, RegionSerializer
+from monitors.pagination import ResultPagination
+from monitors.serializers import (
+    HealthcheckSerializer,
+    OrganizationSerializer,
+    ProbeResultSerializer,
+    RegionSerializer,
+    StatusChangeSerializer,
+    ToolChangeSerializer,
+    UptimeSerializer,
+)
 
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 
@@ -61,6 +74,7 @@ class HealthcheckViewSet(
             region_slugs=changes.get("region_slugs"),
             tags=changes.get("tags", ()),
             paused=changes.get("paused", False),
+            rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
             now=timezone.now(),
         )
         return Response(self._shown(healthcheck), status=status.HTTP_201_CREATED)
@@ -85,6 +99,67 @@ class HealthcheckViewSet(
     def resume(self, request: Request, id: str | None = None) -> Response:
         healthcheck = services.healthcheck_resume(healthcheck=self.get_object(), now=timezone.now())
         return Response(self._shown(healthcheck))
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("region", str, description="A region slug."),
+            OpenApiParameter(
+                "from", OpenApiTypes.DATETIME, description="Results for slots at or after this time."
+            ),
+            OpenApiParameter("to", OpenApiTypes.DATETIME, description="Results for slots before this time."),
+        ],
+        responses=ProbeResultSerializer(many=True),
+    )
+    @action(detail=True, methods=["get"], pagination_class=ResultPagination, filterset_class=None)
+    def results(self, request: Request, id: str | None = None) -> Response:
+        """List the check's runs, newest first, by region and time."""
+        window = TimeWindow.from_query(request.query_params, default=None)
+        queryset = selectors.results_of(
+            healthcheck=self.get_object(),
+            region=request.query_params.get("region") or None,
+            start=window.start,
+            end=window.end,
+        )
+        return self._paginated(queryset, ProbeResultSerializer)
+
+    @extend_schema(responses=StatusChangeSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="status-changes", filterset_class=None)
+    def status_changes(self, request: Request, id: str | None = None) -> Response:
+        """List every change of the check's status, newest first."""
+        return self._paginated(self.get_object().status_changes.all(), StatusChangeSerializer)
+
+    @extend_schema(responses=ToolChangeSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="tool-changes", filterset_class=None)
+    def tool_changes(self, request: Request, id: str | None = None) -> Response:
+        """List the tool-list changes (a removed tool, a new required input), newest first."""
+        queryset = self.get_object().tool_changes.select_related("region")
+        return self._paginated(queryset, ToolChangeSerializer)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("from", OpenApiTypes.DATETIME, description="Default: 24 hours before `to`."),
+            OpenApiParameter("to", OpenApiTypes.DATETIME, description="Default: now."),
+        ],
+        responses=UptimeSerializer,
+    )
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def uptime(self, request: Request, id: str | None = None) -> Response:
+        """Sum up uptime and response times over a window, from the hourly rollups."""
+        window = TimeWindow.from_query(request.query_params, default=timedelta(hours=24))
+        figures = selectors.uptime_of(healthcheck=self.get_object(), start=window.start, end=window.end)
+        return Response(UptimeSerializer(figures).data)
+
+    @extend_schema(request=None, responses=ProbeResultSerializer(many=True))
+    @action(detail=True, methods=["post"], filterset_class=None, pagination_class=None)
+    def run(self, request: Request, id: str | None = None) -> Response:
+        """Run the check now in every region and answer with the results."""
+        healthcheck = self.get_object()
+        results = run_now(healthcheck=healthcheck)
+        return Response(ProbeResultSerializer(results, many=True).data)
+
+    def _paginated(self, queryset, serializer_class) -> Response:  # type: ignore[no-untyped-def]
+        page = self.paginate_queryset(queryset)
+        return self.get_paginated_response(serializer_class(page, many=True).data)
 
     def _update(self, request: Request, *, partial: bool) -> Response:
         healthcheck = self.get_object()

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
 import django_filters
 from django.db.models import Q, QuerySet
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import ValidationError
 
 from monitors.models import Healthcheck
@@ -30,3 +36,37 @@ class HealthcheckFilter(django_filters.FilterSet):
 
     def filter_search(self, queryset: QuerySet[Healthcheck], name: str, value: str) -> QuerySet[Healthcheck]:
         return queryset.filter(Q(name__icontains=value) | Q(config__uri__icontains=value))
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A [start, end) window from ``from``/``to`` query parameters, validated."""
+
+    start: datetime | None
+    end: datetime | None
+
+    @classmethod
+    def from_query(cls, params: Mapping[str, str], *, default: timedelta | None) -> TimeWindow:
+        """Parse ISO 8601 ``from`` and ``to``; with ``default``, fill a missing end with now and start with end - default."""
+        start, end = _moment(params, "from"), _moment(params, "to")
+        if default is not None:
+            end = end or timezone.now()
+            start = start or end - default
+        if start and end and start >= end:
+            raise ValidationError({"from": ["Must be before `to`."]})
+        return cls(start, end)
+
+
+def _moment(params: Mapping[str, str], name: str) -> datetime | None:
+    raw = params.get(name)
+    if not raw:
+        return None
+    try:
+        moment = parse_datetime(raw.strip())
+    except ValueError:
+        moment = None
+    if moment is None:
+        raise ValidationError({name: [f"Not an ISO 8601 date and time: {raw[:40]!r}."]})
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment, UTC)
+    return moment

@@ -134,7 +134,17 @@ class Healthcheck(models.Model):
     paused = models.BooleanField(default=False)
     status = models.CharField(max_length=16, default=Status.PENDING.value)
     status_changed_at = models.DateTimeField(null=True, blank=True)
+    # Rules (monitors.rules): rechecks before a region counts as down, regions that make it
+    # down (null: more than half), and the response time above which it is degraded.
+    recheck_count = models.PositiveSmallIntegerField(default=2)
+    recheck_delay_seconds = models.PositiveSmallIntegerField(default=5)
+    quorum = models.PositiveSmallIntegerField(null=True, blank=True)
+    degraded_threshold_ms = models.PositiveIntegerField(null=True, blank=True)
+    # The schedule: next_check_at is always a slot, slot_offset + k * interval seconds after
+    # the epoch, so checks created together spread over their interval (monitors.scheduling).
     next_check_at = models.DateTimeField(null=True, blank=True)
+    slot_offset = models.PositiveIntegerField(default=0)
+    tool_digest = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -172,3 +182,160 @@ class HealthcheckTag(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RegionState(models.Model):
+    """Keep one region's view of one healthcheck: what the rules read to decide the next verdict."""
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="region_states")
+    region = models.ForeignKey(Region, on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=16, default=Status.PENDING.value)
+    since = models.DateTimeField(null=True, blank=True)
+    # The newest (slot, attempt) applied: an older or repeated result changes nothing, which is
+    # what makes recording idempotent when a worker dies after inserting and the batch reruns.
+    last_slot = models.DateTimeField(null=True, blank=True)
+    last_attempt = models.PositiveSmallIntegerField(default=0)
+    last_result_at = models.DateTimeField(null=True, blank=True)
+    response_ms = models.FloatField(null=True, blank=True)
+    kind = models.CharField(max_length=32, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    missing_tools = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["healthcheck", "region"], name="region_state_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}@{self.region_id}: {self.status}"
+
+
+class ProbeResult(models.Model):
+    """Record one check run in one region: the slot it was for, the attempt, and what it found."""
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="results")
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
+    slot = models.DateTimeField(help_text="The scheduled time this run was for.")
+    attempt = models.PositiveSmallIntegerField(
+        default=0, help_text="0 for the scheduled run, 1.. for rechecks."
+    )
+    checked_at = models.DateTimeField()
+    recorded_at = models.DateTimeField()
+    status = models.CharField(max_length=16)
+    kind = models.CharField(max_length=32, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    server_name = models.CharField(max_length=200, blank=True, default="")
+    server_version = models.CharField(max_length=100, blank=True, default="")
+    protocol = models.CharField(max_length=16, blank=True, default="")
+    access = models.CharField(max_length=8, blank=True, default="")
+    signin_server = models.CharField(max_length=2048, blank=True, default="")
+    transport = models.CharField(max_length=16, blank=True, default="")
+    tool_count = models.PositiveIntegerField(null=True, blank=True)
+    tool_digest = models.CharField(max_length=64, blank=True, default="")
+    missing_tools = models.JSONField(default=list, blank=True)
+    dns_ms = models.FloatField(null=True, blank=True)
+    tcp_ms = models.FloatField(null=True, blank=True)
+    tls_ms = models.FloatField(null=True, blank=True)
+    ttfb_ms = models.FloatField(null=True, blank=True)
+    total_ms = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            # One row per run: a redelivered batch or a doubled tick inserts nothing twice.
+            models.UniqueConstraint(fields=["healthcheck", "region", "slot", "attempt"], name="result_once"),
+        ]
+        indexes = [
+            models.Index(fields=["healthcheck", "-slot"], name="result_hc_slot"),
+            # Pruning and rollups scan by time.
+            models.Index(fields=["slot"], name="result_slot"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}@{self.region_id} {self.slot:%Y-%m-%d %H:%M:%S}#{self.attempt}: {self.status}"
+
+
+class ToolList(models.Model):
+    """Store a healthcheck's full tool list once per distinct digest."""
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="tool_lists")
+    digest = models.CharField(max_length=64)
+    tools = models.JSONField(help_text='[{"name": …, "required_inputs": […]}, …]')
+    first_seen_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["healthcheck", "digest"], name="tool_list_once")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}: {self.digest[:12]}"
+
+
+class ToolChange(models.Model):
+    """Record that a tool was removed or gained a required input, even while the check stays up."""
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="tool_changes")
+    at = models.DateTimeField()
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
+    previous_digest = models.CharField(max_length=64)
+    digest = models.CharField(max_length=64)
+    removed = models.JSONField(default=list)
+    added = models.JSONField(default=list)
+    new_required_inputs = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["healthcheck", "-at"], name="tool_change_hc_at")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id} at {self.at}: -{self.removed}"
+
+
+class StatusChange(models.Model):
+    """Record every change of a healthcheck's status: the outbox that alerts claim and deliver."""
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="status_changes")
+    at = models.DateTimeField()
+    from_status = models.CharField(max_length=16)
+    to_status = models.CharField(max_length=16)
+    reason = models.TextField(blank=True, default="")
+    failed_regions = models.JSONField(default=dict, help_text="region slug -> failure kind")
+    missing_tools = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["healthcheck", "-at"], name="status_change_hc_at")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}: {self.from_status} -> {self.to_status} at {self.at}"
+
+
+class Rollup(models.Model):
+    """Summarize an hour or a day of one healthcheck's results in one region; kept after pruning."""
+
+    class Period(models.TextChoices):
+        HOUR = "hour"
+        DAY = "day"
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="rollups")
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
+    period = models.CharField(max_length=4, choices=Period.choices)
+    start = models.DateTimeField()
+    runs = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+    degraded = models.PositiveIntegerField(default=0)
+    p50_ms = models.FloatField(null=True, blank=True)
+    p95_ms = models.FloatField(null=True, blank=True)
+    # Response-time histogram (monitors.latency buckets) so a day's percentiles come from
+    # its hours without rereading raw results, which are pruned.
+    histogram = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["healthcheck", "region", "period", "start"], name="rollup_once")
+        ]
+        indexes = [models.Index(fields=["healthcheck", "period", "start"], name="rollup_hc_period_start")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}@{self.region_id} {self.period} {self.start}"
+
+    @property
+    def uptime(self) -> float | None:
+        return (self.runs - self.failures) / self.runs if self.runs else None

@@ -8,7 +8,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from monitors.models import Healthcheck, Organization, Plan, Region
+from monitors.models import Healthcheck, Organization, Plan, ProbeResult, Region, StatusChange, ToolChange
 from probes.config import DEFAULT_TIMEOUT, HTTP_METHODS, MAX_HEADERS, MAX_REQUIRED_TOOLS, TIMEOUT_RANGE
 from probes.types import CheckType, Status
 
@@ -180,6 +180,28 @@ class HealthcheckSerializer(serializers.ModelSerializer):
     )
     paused = serializers.BooleanField(required=False)
     status = serializers.ChoiceField(choices=[s.value for s in Status], read_only=True)
+    recheck_count = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=5,
+        help_text="Rechecks in a region before it counts as down (default 2).",
+    )
+    recheck_delay_seconds = serializers.IntegerField(
+        required=False, min_value=1, max_value=60, help_text="Seconds between rechecks (default 5)."
+    )
+    quorum = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        help_text="Regions that must be down for the check to be down; null: more than half, at least one.",
+    )
+    degraded_threshold_ms = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=120_000,
+        help_text="Degraded when the response time in a quorum of regions is above this (ms); null: off.",
+    )
 
     class Meta:
         model = Healthcheck
@@ -193,6 +215,10 @@ class HealthcheckSerializer(serializers.ModelSerializer):
             "regions",
             "tags",
             "paused",
+            "recheck_count",
+            "recheck_delay_seconds",
+            "quorum",
+            "degraded_threshold_ms",
             "status",
             "status_changed_at",
             "next_check_at",
@@ -266,3 +292,80 @@ class OrganizationSerializer(serializers.ModelSerializer):
 
     def get_healthchecks(self, obj: Organization) -> int:
         return obj.healthchecks.count()
+
+
+class ProbeResultSerializer(serializers.ModelSerializer):
+    region = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    server = serializers.SerializerMethodField()
+    timings = serializers.SerializerMethodField()
+    kind = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ProbeResult
+        fields = [
+            "region",
+            "slot",
+            "attempt",
+            "checked_at",
+            "status",
+            "kind",
+            "reason",
+            "http_status",
+            "server",
+            "protocol",
+            "access",
+            "signin_server",
+            "transport",
+            "tool_count",
+            "tool_digest",
+            "missing_tools",
+            "timings",
+        ]
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_kind(self, obj: ProbeResult) -> str | None:
+        return obj.kind or None
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_server(self, obj: ProbeResult) -> dict[str, str] | None:
+        return {"name": obj.server_name, "version": obj.server_version} if obj.server_name else None
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_timings(self, obj: ProbeResult) -> dict[str, float | None]:
+        return {
+            "dns_ms": obj.dns_ms,
+            "tcp_ms": obj.tcp_ms,
+            "tls_ms": obj.tls_ms,
+            "ttfb_ms": obj.ttfb_ms,
+            "total_ms": obj.total_ms,
+        }
+
+
+class StatusChangeSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = StatusChange
+        fields = ["at", "from_status", "to_status", "reason", "failed_regions", "missing_tools"]
+
+
+class ToolChangeSerializer(serializers.ModelSerializer):
+    region = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = ToolChange
+        fields = ["at", "region", "removed", "added", "new_required_inputs", "previous_digest", "digest"]
+
+
+class UptimeFiguresSerializer(serializers.Serializer):
+    runs = serializers.IntegerField()
+    failures = serializers.IntegerField()
+    degraded = serializers.IntegerField()
+    uptime = serializers.FloatField(allow_null=True, help_text="Share of runs that were not down, 0–1.")
+    p50_ms = serializers.FloatField(allow_null=True)
+    p95_ms = serializers.FloatField(allow_null=True)
+
+
+class UptimeSerializer(serializers.Serializer):
+    start = serializers.DateTimeField(source="from")
+    end = serializers.DateTimeField(source="to")
+    overall = UptimeFiguresSerializer()
+    regions = serializers.DictField(child=UptimeFiguresSerializer())

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterable, Mapping
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,12 +15,37 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import transaction
 
+from monitors import latency
 from monitors.errors import ConfigInvalid, ServiceError
-from monitors.models import ApiKey, Healthcheck, HealthcheckTag, Membership, Organization, Plan, Region
+from monitors.models import (
+    ApiKey,
+    Healthcheck,
+    HealthcheckTag,
+    Membership,
+    Organization,
+    Plan,
+    ProbeResult,
+    Region,
+    RegionState,
+    Rollup,
+    StatusChange,
+    ToolChange,
+    ToolList,
+)
+from monitors.rules import (
+    HealthPolicy,
+    RecheckPolicy,
+    overall_verdict,
+    region_verdict,
+    rollup_figures,
+    tool_diff,
+)
+from monitors.rules import RegionState as RuleRegionState
+from monitors.scheduling import first_slot_at_or_after, slot_offset_for
 from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
 from monitors.selectors import regions_allowed
 from probes.config import ConfigError, config_to_api, parse_config
-from probes.types import CheckType, Status
+from probes.types import CheckType, ProbeOutcome, Status, ToolInfo
 
 API_KEY_PREFIX = "upt_"
 # Writing last_used_at on every request would turn reads into writes; a minute is precise enough.
@@ -90,8 +117,12 @@ def healthcheck_create(
     region_slugs: Iterable[str] | None = None,
     tags: Iterable[str] = (),
     paused: bool = False,
+    rules: Mapping[str, Any] | None = None,
 ) -> Healthcheck:
-    """Create a healthcheck within the organization's plan; it is due at once unless paused."""
+    """Create a healthcheck within the organization's plan; its first slot is within one interval.
+
+    ``rules`` may hold recheck_count, recheck_delay_seconds, quorum and degraded_threshold_ms.
+    """
     plan = organization.plan
     interval = (
         interval_seconds
@@ -109,7 +140,8 @@ def healthcheck_create(
                 "non_field_errors",
                 f"Your plan ({plan.name}) allows {plan.max_healthchecks} healthchecks; delete one or upgrade.",
             )
-        healthcheck = Healthcheck.objects.create(
+        _check_quorum((rules or {}).get("quorum"), len(regions))
+        healthcheck = Healthcheck(
             organization=organization,
             name=name,
             type=int(check_type),
@@ -119,8 +151,10 @@ def healthcheck_create(
             paused=paused,
             status=Status.PAUSED if paused else Status.PENDING,
             status_changed_at=now,
-            next_check_at=None if paused else now,
+            **dict(rules or {}),
         )
+        _schedule(healthcheck, now=now)
+        healthcheck.save(force_insert=True)
         healthcheck.regions.set(regions)
         _set_tags(healthcheck, tags)
     return healthcheck
@@ -151,12 +185,21 @@ def healthcheck_update(
     healthcheck.type = int(check_type)
     if "name" in changes:
         healthcheck.name = changes["name"]
-    if "interval_seconds" in changes:
+    for field in RULE_FIELDS:
+        if field in changes:
+            setattr(healthcheck, field, changes[field])
+    region_count = len(regions) if regions is not None else healthcheck.regions.count()
+    _check_quorum(healthcheck.quorum, region_count)
+    if "interval_seconds" in changes and changes["interval_seconds"] != healthcheck.interval_seconds:
         healthcheck.interval_seconds = changes["interval_seconds"]
+        if not healthcheck.paused:
+            _schedule(healthcheck, now=now)
     with transaction.atomic():
         healthcheck.save()
         if regions is not None:
             healthcheck.regions.set(regions)
+            # A region no longer checked must not vote in the rules.
+            RegionState.objects.filter(healthcheck=healthcheck).exclude(region__in=regions).delete()
         if "tags" in changes:
             _set_tags(healthcheck, changes["tags"])
     if "paused" in changes and changes["paused"] != healthcheck.paused:
@@ -180,11 +223,23 @@ def healthcheck_pause(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck
 
 
 def healthcheck_resume(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck:
-    """Check again at once; the status is pending until the first result decides it."""
+    """Check again from the next slot; the status is pending until results decide it."""
+    healthcheck.slot_offset = slot_offset_for(healthcheck.public_id, healthcheck.interval_seconds)
+    next_slot = first_slot_at_or_after(
+        now, interval_seconds=healthcheck.interval_seconds, offset=healthcheck.slot_offset
+    )
     with transaction.atomic():
-        Healthcheck.objects.filter(pk=healthcheck.pk, paused=True).update(
-            paused=False, status=Status.PENDING, status_changed_at=now, next_check_at=now, updated_at=now
+        updated = Healthcheck.objects.filter(pk=healthcheck.pk, paused=True).update(
+            paused=False,
+            status=Status.PENDING,
+            status_changed_at=now,
+            next_check_at=next_slot,
+            slot_offset=healthcheck.slot_offset,
+            updated_at=now,
         )
+        if updated:
+            # Old region verdicts are from before the pause: start from pending everywhere.
+            RegionState.objects.filter(healthcheck=healthcheck).delete()
     healthcheck.refresh_from_db()
     return healthcheck
 
@@ -210,6 +265,25 @@ def demo_bootstrap(*, org_slug: str = "demo", username: str = "admin") -> dict[s
         if not organization.api_keys.filter(revoked_at__isnull=True).exists():
             _, raw_key = api_key_create(organization=organization, name="demo")
     return {"organization": organization.slug, "username": username, "password": password, "api_key": raw_key}
+
+
+RULE_FIELDS = ("recheck_count", "recheck_delay_seconds", "quorum", "degraded_threshold_ms")
+
+
+def _schedule(healthcheck: Healthcheck, *, now: datetime) -> None:
+    """Set the healthcheck's offset and its first slot, at most one interval from now."""
+    healthcheck.slot_offset = slot_offset_for(healthcheck.public_id, healthcheck.interval_seconds)
+    if healthcheck.paused:
+        healthcheck.next_check_at = None
+        return
+    healthcheck.next_check_at = first_slot_at_or_after(
+        now, interval_seconds=healthcheck.interval_seconds, offset=healthcheck.slot_offset
+    )
+
+
+def _check_quorum(quorum: int | None, region_count: int) -> None:
+    if quorum is not None and not 1 <= quorum <= region_count:
+        raise ServiceError("quorum", f"Must be from 1 to the number of regions ({region_count}).")
 
 
 def _check_interval(plan: Plan, interval: int) -> None:
@@ -285,3 +359,399 @@ def _unmasked_headers(incoming: object, stored: Mapping[str, str]) -> object:
             value = stored_by_lower[name.lower()]
         result[name] = value
     return result
+
+
+# --- Recording outcomes --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """One check run as a worker reports it: which run it was and what it found."""
+
+    healthcheck_id: int
+    slot: datetime
+    attempt: int
+    outcome: ProbeOutcome
+    checked_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Recheck:
+    """A run to repeat in the same region after ``delay_seconds``, before the region counts as down."""
+
+    healthcheck_id: int
+    slot: datetime
+    attempt: int
+    delay_seconds: float
+
+
+def outcomes_record(*, region_slug: str, results: Sequence[RunResult], now: datetime) -> list[Recheck]:
+    """Store a region's batch of results and apply the rules; return the rechecks to run.
+
+    One transaction: bulk-insert the results (a repeated run inserts nothing, by the unique
+    constraint), lock the healthchecks in id order (two regions recording overlapping batches
+    can't deadlock), update region states, statuses, StatusChange rows and tool-list events.
+    """
+    if not results:
+        return []
+    region = Region.objects.get(slug=region_slug)
+    ids = sorted({result.healthcheck_id for result in results})
+    rechecks: list[Recheck] = []
+    with transaction.atomic():
+        healthchecks = {
+            hc.id: hc for hc in Healthcheck.objects.select_for_update().filter(id__in=ids).order_by("id")
+        }
+        live = [result for result in results if result.healthcheck_id in healthchecks]
+        ProbeResult.objects.bulk_create(
+            [_result_row(result, region, now) for result in live], ignore_conflicts=True, batch_size=1000
+        )
+        book = _StateBook.load(healthchecks, region, now)
+        for result in sorted(live, key=lambda r: (r.healthcheck_id, r.slot, r.attempt)):
+            healthcheck = healthchecks[result.healthcheck_id]
+            recheck = book.apply(healthcheck, result)
+            if recheck is not None:
+                rechecks.append(recheck)
+        book.save()
+    return rechecks
+
+
+class _StateBook:
+    """Hold the region states and healthchecks one batch touches, and write them back at once."""
+
+    def __init__(self, region: Region, now: datetime) -> None:
+        self.region = region
+        self.now = now
+        self.states: dict[tuple[int, int], RegionState] = {}
+        self.region_slugs: dict[int, str] = {}
+        self.configured: dict[int, list[int]] = defaultdict(list)
+        self.new_states: list[RegionState] = []
+        self.dirty_states: set[int] = set()
+        self.dirty_checks: dict[int, Healthcheck] = {}
+        self.status_changes: list[StatusChange] = []
+        self.tool_changes: list[ToolChange] = []
+
+    @classmethod
+    def load(cls, healthchecks: Mapping[int, Healthcheck], region: Region, now: datetime) -> _StateBook:
+        book = cls(region, now)
+        ids = list(healthchecks)
+        book.region_slugs = dict(Region.objects.values_list("id", "slug"))
+        for hc_id, region_id in Healthcheck.regions.through.objects.filter(
+            healthcheck_id__in=ids
+        ).values_list("healthcheck_id", "region_id"):
+            book.configured[hc_id].append(region_id)
+        for state in RegionState.objects.filter(healthcheck_id__in=ids):
+            book.states[(state.healthcheck_id, state.region_id)] = state
+        return book
+
+    def apply(self, healthcheck: Healthcheck, result: RunResult) -> Recheck | None:
+        """Apply one result; return the recheck it asks for, if any."""
+        state = self._state_for(healthcheck)
+        if state.last_slot is not None and (result.slot, result.attempt) <= (
+            state.last_slot,
+            state.last_attempt,
+        ):
+            return None  # already applied: a redelivered batch, or a result overtaken by a newer one
+        outcome = result.outcome
+        policy = RecheckPolicy(
+            count=healthcheck.recheck_count, delay_seconds=healthcheck.recheck_delay_seconds
+        )
+        verdict = region_verdict(
+            previous=Status(state.status), outcome=outcome.status, attempt=result.attempt, policy=policy
+        )
+        state.last_slot, state.last_attempt = result.slot, result.attempt
+        state.last_result_at = result.checked_at
+        state.response_ms = outcome.timings.total_ms
+        if verdict.status is not None:
+            if verdict.status != state.status:
+                state.since = self.now
+            state.status = verdict.status
+            state.kind = outcome.kind.value if outcome.kind else ""
+            state.reason = outcome.reason
+            state.missing_tools = list(outcome.missing_tools)
+        self._mark(state)
+        self._follow_tools(healthcheck, outcome)
+        self._decide(healthcheck)
+        if verdict.recheck:
+            return Recheck(healthcheck.id, result.slot, result.attempt + 1, float(policy.delay_seconds))
+        return None
+
+    def save(self) -> None:
+        RegionState.objects.bulk_create(self.new_states, batch_size=1000)
+        dirty = [state for state in self.states.values() if state.pk and id(state) in self.dirty_states]
+        RegionState.objects.bulk_update(
+            dirty,
+            [
+                "status",
+                "since",
+                "last_slot",
+                "last_attempt",
+                "last_result_at",
+                "response_ms",
+                "kind",
+                "reason",
+                "missing_tools",
+            ],
+            batch_size=500,
+        )
+        Healthcheck.objects.bulk_update(
+            list(self.dirty_checks.values()), ["status", "status_changed_at", "tool_digest"], batch_size=500
+        )
+        StatusChange.objects.bulk_create(self.status_changes, batch_size=1000)
+        ToolChange.objects.bulk_create(self.tool_changes, batch_size=1000)
+
+    def _state_for(self, healthcheck: Healthcheck) -> RegionState:
+        key = (healthcheck.id, self.region.id)
+        if key not in self.states:
+            state = RegionState(healthcheck=healthcheck, region=self.region, status=Status.PENDING)
+            self.states[key] = state
+            self.new_states.append(state)
+        return self.states[key]
+
+    def _mark(self, state: RegionState) -> None:
+        self.dirty_states.add(id(state))
+
+    def _decide(self, healthcheck: Healthcheck) -> None:
+        regions = {
+            self.region_slugs[region_id]: _rule_state(self.states.get((healthcheck.id, region_id)))
+            for region_id in self.configured[healthcheck.id]
+        }
+        policy = HealthPolicy(
+            quorum=healthcheck.quorum,
+            degraded_threshold_ms=healthcheck.degraded_threshold_ms,
+            stale_after=stale_after(healthcheck),
+        )
+        verdict = overall_verdict(regions=regions, policy=policy, paused=healthcheck.paused, now=self.now)
+        if verdict.status == healthcheck.status:
+            return
+        missing = sorted(
+            {
+                tool
+                for region_id in self.configured[healthcheck.id]
+                if (state := self.states.get((healthcheck.id, region_id))) and state.status == Status.DOWN
+                for tool in state.missing_tools
+            }
+        )
+        self.status_changes.append(
+            StatusChange(
+                healthcheck=healthcheck,
+                at=self.now,
+                from_status=healthcheck.status,
+                to_status=verdict.status,
+                reason=verdict.reason,
+                failed_regions=verdict.failed_regions,
+                missing_tools=missing,
+            )
+        )
+        healthcheck.status = verdict.status
+        healthcheck.status_changed_at = self.now
+        self.dirty_checks[healthcheck.id] = healthcheck
+
+    def _follow_tools(self, healthcheck: Healthcheck, outcome: ProbeOutcome) -> None:
+        """Store a new tool list once per digest, and an event when a tool went away or got stricter."""
+        digest = outcome.tool_digest
+        if not digest or digest == healthcheck.tool_digest or (not outcome.tools and outcome.tool_count):
+            return
+        tools = [{"name": tool.name, "required_inputs": list(tool.required_inputs)} for tool in outcome.tools]
+        ToolList.objects.get_or_create(
+            healthcheck=healthcheck, digest=digest, defaults={"tools": tools, "first_seen_at": self.now}
+        )
+        if healthcheck.tool_digest:
+            previous = ToolList.objects.filter(
+                healthcheck=healthcheck, digest=healthcheck.tool_digest
+            ).first()
+            if previous is not None:
+                diff = tool_diff(_tool_infos(previous.tools), outcome.tools)
+                if diff.matters:
+                    self.tool_changes.append(
+                        ToolChange(
+                            healthcheck=healthcheck,
+                            at=self.now,
+                            region=self.region,
+                            previous_digest=healthcheck.tool_digest,
+                            digest=digest,
+                            removed=list(diff.removed),
+                            added=list(diff.added),
+                            new_required_inputs={k: list(v) for k, v in diff.new_required_inputs.items()},
+                        )
+                    )
+        healthcheck.tool_digest = digest
+        self.dirty_checks[healthcheck.id] = healthcheck
+
+
+def stale_after(healthcheck: Healthcheck) -> timedelta:
+    """Return how long a region may stay silent before it stops voting: three missed slots and rechecks."""
+    slack = healthcheck.recheck_count * healthcheck.recheck_delay_seconds + 60
+    return timedelta(seconds=3 * healthcheck.interval_seconds + slack)
+
+
+def _rule_state(state: RegionState | None) -> RuleRegionState:
+    if state is None:
+        return RuleRegionState(status=Status.PENDING, last_result_at=None)
+    return RuleRegionState(
+        status=Status(state.status),
+        last_result_at=state.last_result_at,
+        response_ms=state.response_ms,
+        kind=state.kind or None,
+        reason=state.reason,
+    )
+
+
+def _tool_infos(tools: Sequence[Mapping[str, Any]]) -> list[ToolInfo]:
+    return [
+        ToolInfo(name=tool["name"], required_inputs=tuple(tool.get("required_inputs", ()))) for tool in tools
+    ]
+
+
+def _result_row(result: RunResult, region: Region, now: datetime) -> ProbeResult:
+    outcome = result.outcome
+    timings = outcome.timings
+    return ProbeResult(
+        healthcheck_id=result.healthcheck_id,
+        region=region,
+        slot=result.slot,
+        attempt=result.attempt,
+        checked_at=result.checked_at,
+        recorded_at=now,
+        status=outcome.status.value,
+        kind=outcome.kind.value if outcome.kind else "",
+        reason=outcome.reason,
+        http_status=outcome.http_status,
+        server_name=outcome.server.name[:200] if outcome.server else "",
+        server_version=outcome.server.version[:100] if outcome.server else "",
+        protocol=outcome.protocol or "",
+        access=outcome.access.value if outcome.access else "",
+        signin_server=(outcome.signin_server or "")[:2048],
+        transport=outcome.transport.value if outcome.transport else "",
+        tool_count=outcome.tool_count,
+        tool_digest=outcome.tool_digest or "",
+        missing_tools=list(outcome.missing_tools),
+        dns_ms=timings.dns_ms,
+        tcp_ms=timings.tcp_ms,
+        tls_ms=timings.tls_ms,
+        ttfb_ms=timings.ttfb_ms,
+        total_ms=timings.total_ms,
+    )
+
+
+# --- Rollups and retention -------------------------------------------------------------------
+
+
+def rollups_refresh(*, now: datetime, hours: int = 2) -> int:
+    """Recompute the hourly rollups of the last ``hours`` hours and the days they fall in.
+
+    Each slot counts once per region, by its last attempt: a failure that a recheck cleared is
+    not downtime. Recomputing is idempotent (upserts by the rollup's unique key).
+    """
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    starts = [hour - timedelta(hours=back) for back in range(hours - 1, -1, -1)]
+    written = 0
+    for start in starts:
+        written += _hourly_rollups(start)
+    for day in sorted({start.replace(hour=0) for start in starts}):
+        written += _daily_rollups(day)
+    return written
+
+
+def _hourly_rollups(start: datetime) -> int:
+    end = start + timedelta(hours=1)
+    rows = (
+        ProbeResult.objects.filter(slot__gte=start, slot__lt=end)
+        .order_by("healthcheck_id", "region_id", "slot", "attempt")
+        .values_list("healthcheck_id", "region_id", "slot", "status", "total_ms")
+    )
+    finals: dict[tuple[int, int], dict[datetime, tuple[str, float | None]]] = defaultdict(dict)
+    for hc_id, region_id, slot, status, total_ms in rows.iterator(chunk_size=5000):
+        finals[(hc_id, region_id)][slot] = (status, total_ms)  # later attempts overwrite earlier ones
+    thresholds = dict(
+        Healthcheck.objects.filter(id__in={key[0] for key in finals}).values_list(
+            "id", "degraded_threshold_ms"
+        )
+    )
+    rollups = []
+    for (hc_id, region_id), slots in finals.items():
+        threshold = thresholds.get(hc_id)
+        samples = [
+            (_sample_status(status, total_ms, threshold), total_ms) for status, total_ms in slots.values()
+        ]
+        figures = rollup_figures(samples)
+        rollups.append(
+            Rollup(
+                healthcheck_id=hc_id,
+                region_id=region_id,
+                period=Rollup.Period.HOUR,
+                start=start,
+                runs=figures.runs,
+                failures=figures.failures,
+                degraded=figures.degraded,
+                p50_ms=figures.p50_ms,
+                p95_ms=figures.p95_ms,
+                histogram=latency.histogram_of(ms for _, ms in samples if ms is not None),
+            )
+        )
+    return _upsert_rollups(rollups)
+
+
+def _daily_rollups(day: datetime) -> int:
+    hours = Rollup.objects.filter(
+        period=Rollup.Period.HOUR, start__gte=day, start__lt=day + timedelta(days=1)
+    ).values_list("healthcheck_id", "region_id", "runs", "failures", "degraded", "histogram")
+    merged: dict[tuple[int, int], list[Any]] = {}
+    for hc_id, region_id, runs, failures, degraded, histogram in hours.iterator(chunk_size=5000):
+        entry = merged.setdefault((hc_id, region_id), [0, 0, 0, []])
+        entry[0] += runs
+        entry[1] += failures
+        entry[2] += degraded
+        entry[3].append(histogram)
+    rollups = []
+    for (hc_id, region_id), (runs, failures, degraded, histograms) in merged.items():
+        histogram = latency.merge(histograms)
+        rollups.append(
+            Rollup(
+                healthcheck_id=hc_id,
+                region_id=region_id,
+                period=Rollup.Period.DAY,
+                start=day,
+                runs=runs,
+                failures=failures,
+                degraded=degraded,
+                p50_ms=latency.percentile(histogram, 0.5),
+                p95_ms=latency.percentile(histogram, 0.95),
+                histogram=histogram,
+            )
+        )
+    return _upsert_rollups(rollups)
+
+
+def _upsert_rollups(rollups: list[Rollup]) -> int:
+    Rollup.objects.bulk_create(
+        rollups,
+        batch_size=1000,
+        update_conflicts=True,
+        unique_fields=["healthcheck", "region", "period", "start"],
+        update_fields=["runs", "failures", "degraded", "p50_ms", "p95_ms", "histogram"],
+    )
+    return len(rollups)
+
+
+def _sample_status(status: str, total_ms: float | None, threshold: int | None) -> Status:
+    if status == Status.UP and threshold is not None and total_ms is not None and total_ms > threshold:
+        return Status.DEGRADED
+    return Status(status)
+
+
+def results_prune(*, now: datetime, batch_size: int = 10_000) -> int:
+    """Delete raw results older than each plan's retention, in batches; rollups are kept."""
+    deleted = 0
+    for plan in Plan.objects.all():
+        cutoff = now - timedelta(days=plan.retention_days)
+        while True:
+            ids = list(
+                ProbeResult.objects.filter(healthcheck__organization__plan=plan, slot__lt=cutoff).values_list(
+                    "id", flat=True
+                )[:batch_size]
+            )
+            if not ids:
+                break
+            # Short transactions: pruning must never hold locks the recorder waits on.
+            deleted += ProbeResult.objects.filter(id__in=ids).delete()[0]
+    return deleted

@@ -82,7 +82,6 @@ def _fresh_cache():
     from django.core.cache import cache
 
     cache.clear()
-    yield
 
 
 @pytest.fixture

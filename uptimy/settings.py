@@ -112,6 +112,20 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ROUTES = {
+    "monitors.dispatch_due": {"queue": "default"},
+    "monitors.refresh_rollups": {"queue": "default"},
+}
+# A message a dead worker held comes back after this long; keep it short (rechecks wait
+# seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("UPTIMY_VISIBILITY_TIMEOUT", default=300)}
+UPTIMY_TICK_SECONDS = env.float("UPTIMY_TICK_SECONDS", default=2.0)
+CELERY_BEAT_SCHEDULE = {
+    "dispatch-due": {"task": "monitors.dispatch_due", "schedule": UPTIMY_TICK_SECONDS},
+    "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
+    "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

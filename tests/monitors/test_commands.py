@@ -66,14 +66,30 @@ def test_demo_bootstrap_reveals_password_and_key_only_the_first_time(db):
     first = demo_bootstrap()
     second = demo_bootstrap()
 
-    assert first["password"] and first["api_key"]
-    assert second["password"] is None and second["api_key"] is None
+    assert first["password"]
+    assert first["api_key"]
+    assert (second["password"], second["api_key"]) == (None, None)
     assert Organization.objects.filter(slug="demo").count() == 1
 
 
 def test_serve_runs_the_web_process_on_the_given_port():
     from monitors.management.commands.serve import parts
 
-    commands = parts(host="127.0.0.1", port=8123)
+    commands = parts(host="127.0.0.1", port=8123, broker=False, region_queues=[])
 
     assert "--bind 127.0.0.1:8123" in commands["web"]
+
+
+def test_serve_without_a_broker_runs_the_embedded_prober():
+    from monitors.management.commands.serve import parts
+
+    assert set(parts(host="h", port=1, broker=False, region_queues=["probes.eu-west"])) == {"web", "probes"}
+
+
+def test_serve_with_a_broker_runs_celery_on_every_region_queue_and_beat():
+    from monitors.management.commands.serve import parts
+
+    commands = parts(host="h", port=1, broker=True, region_queues=["probes.eu-west", "probes.us-east"])
+
+    assert set(commands) == {"web", "worker", "beat"}
+    assert "-Q default,probes.eu-west,probes.us-east" in commands["worker"]

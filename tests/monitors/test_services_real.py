@@ -54,7 +54,9 @@ def test_the_throttle_counts_in_redis_when_configured(redis_url, settings, clien
     assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache")
     client.get("/api/v1/healthchecks/")
 
-    assert any(key.startswith(":1:throttle_api_key_") for key in _redis_keys(redis_url)), "no throttle key in Redis"
+    assert any(key.startswith(":1:throttle_api_key_") for key in _redis_keys(redis_url)), (
+        "no throttle key in Redis"
+    )
     caches["default"].clear()
 
 

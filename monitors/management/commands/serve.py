@@ -2,8 +2,8 @@
 
 This is the one entry point of `make run`. Each part is a child process under honcho's
 manager, so Ctrl-C (or SIGTERM) stops them all and one part dying stops the rest, instead
-of leaving a half-running system. Later parts (the scheduler tick, the in-process probe
-worker) are added to ``parts()``.
+of leaving a half-running system. Without a broker the scheduler and the probe worker run
+in one process (``runprobes``); with REDIS_URL, a Celery worker on every queue and beat.
 """
 
 from __future__ import annotations
@@ -16,18 +16,30 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from honcho.manager import Manager
 
+from monitors.selectors import regions_enabled
 from monitors.services import demo_bootstrap
 
 
-def parts(*, host: str, port: int) -> dict[str, str]:
-    """Return the processes to run, by name, for the configured mode."""
+def parts(*, host: str, port: int, broker: bool, region_queues: list[str]) -> dict[str, str]:
+    """Return the processes to run, by name: web, plus the embedded worker or Celery's worker and beat."""
     python = sys.executable
-    return {
+    processes = {
         "web": (
             f"{python} -m gunicorn uptimy.wsgi:application --bind {host}:{port} "
             "--workers 2 --threads 4 --access-logfile - --graceful-timeout 5 --no-control-socket"
         ),
     }
+    if broker:
+        queues = ",".join(["default", *region_queues])
+        processes["worker"] = (
+            f"{python} -m celery -A uptimy worker -Q {queues} --loglevel INFO --concurrency 2"
+        )
+        processes["beat"] = (
+            f"{python} -m celery -A uptimy beat --loglevel INFO --schedule {settings.VAR_DIR}/celerybeat-schedule"
+        )
+    else:
+        processes["probes"] = f"{python} manage.py runprobes"
+    return processes
 
 
 class Command(BaseCommand):
@@ -47,7 +59,10 @@ class Command(BaseCommand):
         self.stdout.flush()
         manager = Manager()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        for name, command in parts(host=host, port=port).items():
+        queues = [region.queue for region in regions_enabled()]
+        for name, command in parts(
+            host=host, port=port, broker=bool(settings.REDIS_URL), region_queues=queues
+        ).items():
             manager.add_process(name, command, env=env)
         manager.loop()
         sys.exit(manager.returncode)

@@ -1,0 +1,116 @@
+"""Run a region's batch of checks and record it: the body of the probe worker, whatever runs it.
+
+The Celery task (monitors.tasks.run_batch) and the embedded worker of `manage.py serve` both
+call :func:`execute_batch`; they differ only in how they enqueue the rechecks it returns.
+Messages carry ids and ISO timestamps only: ``[healthcheck_id, slot_iso, attempt]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from monitors import selectors, services
+from monitors.models import Healthcheck, ProbeResult
+from monitors.scheduling import Claim
+from probes.runner import ProbeEnv, run_batch
+
+logger = logging.getLogger(__name__)
+
+BATCH_SIZE = 250
+BatchItem = list  # [healthcheck_id: int, slot: ISO str, attempt: int]
+Enqueue = Callable[[str, list[BatchItem], float], None]  # (region, items, delay seconds)
+
+
+def probe_env() -> ProbeEnv:
+    return ProbeEnv(allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS)
+
+
+def batches_for(claims: Iterable[Claim]) -> list[tuple[str, list[BatchItem]]]:
+    """Group claimed runs into per-region batches of at most BATCH_SIZE items."""
+    by_region: dict[str, list[BatchItem]] = defaultdict(list)
+    for claim in claims:
+        for region in claim.regions:
+            by_region[region].append([claim.healthcheck_id, claim.slot.isoformat(), 0])
+    return [
+        (region, items[start : start + BATCH_SIZE])
+        for region, items in sorted(by_region.items())
+        for start in range(0, len(items), BATCH_SIZE)
+    ]
+
+
+def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) -> int:
+    """Run the batch's checks concurrently, record every outcome, and enqueue the rechecks."""
+    keyed = [(int(hc_id), datetime.fromisoformat(slot), int(attempt)) for hc_id, slot, attempt in items]
+    configs = selectors.check_configs(healthcheck_ids=[hc_id for hc_id, _, _ in keyed])
+    work = [((hc_id, slot, attempt), configs[hc_id]) for hc_id, slot, attempt in keyed if hc_id in configs]
+    outcomes = asyncio.run(run_batch(work, probe_env()))
+    checked_at = timezone.now()
+    results = [
+        services.RunResult(
+            healthcheck_id=hc_id, slot=slot, attempt=attempt, outcome=outcome, checked_at=checked_at
+        )
+        for (hc_id, slot, attempt), outcome in outcomes
+    ]
+    rechecks = services.outcomes_record(region_slug=region, results=results, now=timezone.now())
+    by_delay: dict[float, list[BatchItem]] = defaultdict(list)
+    for recheck in rechecks:
+        by_delay[recheck.delay_seconds].append(
+            [recheck.healthcheck_id, recheck.slot.isoformat(), recheck.attempt]
+        )
+    for delay, recheck_items in by_delay.items():
+        enqueue(region, recheck_items, delay)
+    return len(results)
+
+
+def run_now(*, healthcheck: Healthcheck) -> list[ProbeResult]:
+    """Run a check in every one of its regions now, record the results and return them.
+
+    With a broker the runs go to each region's queue (so each region really checks from
+    there) and this waits for their results; in the embedded mode they run here. Manual runs
+    are recorded like scheduled ones, for a slot of their own (now).
+    """
+    slot = timezone.now()
+    regions = sorted(region.slug for region in healthcheck.regions.filter(enabled=True))
+    items: list[BatchItem] = [[healthcheck.id, slot.isoformat(), 0]]
+    if settings.REDIS_URL:
+        from monitors.tasks import enqueue_celery
+
+        for region in regions:
+            enqueue_celery(region, items)
+        return _wait_for_results(
+            healthcheck, slot, len(regions), healthcheck_timeout(healthcheck) + RUN_NOW_SLACK
+        )
+    for region in regions:
+        # No worker to hand rechecks to in this process: a manual run reports what it saw.
+        execute_batch(region, items, enqueue=lambda *args: None)
+    return list(
+        selectors.results_of(healthcheck=healthcheck, region=None, start=slot, end=None).filter(slot=slot)
+    )
+
+
+RUN_NOW_SLACK = 15.0
+
+
+def healthcheck_timeout(healthcheck: Healthcheck) -> float:
+    return float(healthcheck.config.get("timeout", 10))
+
+
+def _wait_for_results(
+    healthcheck: Healthcheck, slot: datetime, expected: int, seconds: float
+) -> list[ProbeResult]:
+    deadline = time.monotonic() + seconds
+    while True:
+        results = list(
+            selectors.results_of(healthcheck=healthcheck, region=None, start=slot, end=None).filter(slot=slot)
+        )
+        if len(results) >= expected or time.monotonic() >= deadline:
+            return results
+        time.sleep(0.25)

@@ -1,0 +1,22 @@
+"""Run the scheduler and the probe worker in this process (the embedded default, no broker)."""
+
+import signal
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from monitors.embedded import EmbeddedWorker
+
+
+class Command(BaseCommand):
+    help = "Tick the schedule and run every region's checks in this process, until SIGINT/SIGTERM."
+
+    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+        parser.add_argument("--tick", type=float, default=settings.UPTIMY_TICK_SECONDS)
+
+    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+        worker = EmbeddedWorker(tick_seconds=options["tick"])
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda *_: worker.stop.set())
+        self.stdout.write(f"Probing every enabled region from this machine; tick {options['tick']}s.")
+        worker.run_forever()

@@ -1,0 +1,356 @@
+"""Decide a healthcheck's status from its check runs, spot tool-list changes, sum up history.
+
+Pure: plain values in, plain values out, ``now`` passed in. The worker's recording service
+(``monitors.services``) calls these inside its transaction, and tests drive them with tables.
+
+Rechecks, per region (:func:`region_verdict`)
+    A DOWN run in a region that was not already down is run again ``RecheckPolicy.count``
+    times, ``delay_seconds`` apart, before the region counts as down; the region keeps its
+    old status meanwhile. Any UP run makes the region UP at once: recovery is not rechecked,
+    because a real success cannot be a fluke the way a lost packet can. A region already
+    DOWN stays DOWN without rechecks. ``count == 0`` makes the first failure count.
+
+The overall verdict (:func:`overall_verdict`), in this order
+    1. Paused -> PAUSED.
+    2. No region has a result yet (every region PENDING, or no region at all) -> PENDING,
+       "No result yet". A region has a result when its status is not PENDING and it has a
+       ``last_result_at``; a region lacking either is treated as PENDING.
+    3. A region whose last result is older than ``now - stale_after`` does not vote: its
+       state is ignored (its worker is gone, so its last word is no evidence either way).
+       The exact boundary still votes. If every region with a result is stale -> PENDING,
+       "No region has reported for N minutes": the status cannot be known, and PENDING
+       (not the last status) makes the silence visible instead of pretending.
+    4. Effective quorum = min(``policy.quorum`` or :func:`default_quorum` of the configured
+       region count, number of voting regions), at least 1. The configured count is
+       ``len(regions)``, so pass every region the check runs in, pending ones included.
+    5. DOWN when the DOWN voting regions reach the effective quorum.
+    6. DEGRADED when some voting regions are DOWN but fewer than the quorum, or when
+       ``degraded_threshold_ms`` is set and the UP voting regions whose ``response_ms`` is
+       strictly above it reach the effective quorum. A region without ``response_ms`` is not
+       slow.
+    7. UP otherwise.
+    ``failed_regions`` holds every DOWN voting region (also when the verdict is only
+    DEGRADED), kind ``""`` when unknown; ``slow_regions`` every slow voting region whenever a
+    threshold is set. Both, and every list in ``reason``, are sorted by slug. A reason names
+    the regions that did not vote ("; not reporting: ap-south"), since a verdict from fewer
+    regions than configured should say so.
+
+Tool lists (:func:`tool_diff`)
+    Tools are matched by name. Removed and added names, and for tools present in both lists
+    the required inputs that are new. Only a removal or a new required input ``matters``
+    (breaks an assistant that used the tool); additions alone do not. Compare successful
+    listings only: a failed run lists no tools, and that is an outage, not a removal.
+
+Rollups (:func:`rollup_figures`)
+    Failures are DOWN runs; DEGRADED runs count as up for uptime and are also counted
+    apart. Percentiles use the nearest-rank method over every run's response time (DOWN runs
+    included), so p50 and p95 are always times that were actually measured, and they equal
+    PostgreSQL's ``percentile_disc`` should a query ever compute them in the database.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from probes.types import Status, ToolInfo
+
+REGION_STATUSES = frozenset({Status.PENDING, Status.UP, Status.DOWN})
+SAMPLE_STATUSES = frozenset({Status.UP, Status.DEGRADED, Status.DOWN})
+
+
+# --- Rechecks: one region ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RecheckPolicy:
+    """Say how many times, and how far apart, a failure is rechecked before a region is down."""
+
+    count: int = 2
+    delay_seconds: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.count < 0:
+            raise ValueError(f"recheck count must be 0 or more, not {self.count}")
+        if self.delay_seconds < 0:
+            raise ValueError(f"recheck delay must be 0 or more seconds, not {self.delay_seconds}")
+
+
+@dataclass(frozen=True, slots=True)
+class RegionVerdict:
+    """Answer one run in one region: the region's new status (None: undecided) and whether to recheck."""
+
+    status: Status | None
+    recheck: bool
+
+
+def region_verdict(
+    *, previous: Status, outcome: Status, attempt: int, policy: RecheckPolicy
+) -> RegionVerdict:
+    """Return what one run (``attempt`` 0 scheduled, 1.. rechecks) means for its region.
+
+    ``previous`` is the region's status before this run; while rechecks are pending it stays
+    what it was, so every attempt of one episode sees the same ``previous``.
+    """
+    if attempt < 0:
+        raise ValueError(f"attempt must be 0 or more, not {attempt}")
+    if outcome == Status.UP:
+        return RegionVerdict(Status.UP, recheck=False)
+    if outcome != Status.DOWN:
+        raise ValueError(f"a check run is up or down, not {outcome!r}")
+    # Already down: a recheck could only confirm it, at the cost of more requests to a failing host.
+    if previous == Status.DOWN or attempt >= policy.count:
+        return RegionVerdict(Status.DOWN, recheck=False)
+    return RegionVerdict(None, recheck=True)
+
+
+# --- The overall verdict ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RegionState:
+    """Hold what the rules need of one region's latest decided state."""
+
+    status: Status
+    last_result_at: datetime | None
+    response_ms: float | None = None
+    kind: str | None = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        # Regions are only ever pending, up or down; degraded is a whole-check verdict. A
+        # wrong value here is a caller bug, better loud than silently outvoted.
+        if self.status not in REGION_STATUSES:
+            raise ValueError(f"a region is pending, up or down, not {self.status!r}")
+
+    @property
+    def has_result(self) -> bool:
+        return self.status != Status.PENDING and self.last_result_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class HealthPolicy:
+    """Hold a healthcheck's settings for turning region states into one verdict."""
+
+    quorum: int | None = None
+    degraded_threshold_ms: int | None = None
+    stale_after: timedelta = timedelta(minutes=5)
+
+    def __post_init__(self) -> None:
+        if self.quorum is not None and self.quorum < 1:
+            raise ValueError(f"quorum must be at least 1, not {self.quorum}")
+        if self.degraded_threshold_ms is not None and self.degraded_threshold_ms < 0:
+            raise ValueError(f"degraded threshold must be 0 ms or more, not {self.degraded_threshold_ms}")
+        if self.stale_after <= timedelta(0):
+            raise ValueError(f"stale_after must be positive, not {self.stale_after}")
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Give a healthcheck's status, the regions behind it, and a sentence for humans."""
+
+    status: Status
+    failed_regions: dict[str, str]
+    slow_regions: tuple[str, ...]
+    reason: str
+    # Sorted slugs of regions with a result but none recently; they did not vote.
+    stale_regions: tuple[str, ...] = ()
+    # The quorum actually applied; None when no vote took place (paused, pending).
+    quorum: int | None = None
+
+
+def default_quorum(region_count: int) -> int:
+    """Return the regions that must be down by default: more than half, at least 1."""
+    if region_count < 0:
+        raise ValueError(f"region count must be 0 or more, not {region_count}")
+    return region_count // 2 + 1
+
+
+def overall_verdict(
+    *, regions: Mapping[str, RegionState], policy: HealthPolicy, paused: bool, now: datetime
+) -> Verdict:
+    """Return the healthcheck's status from its regions' states; the rules are in the module docstring."""
+    if paused:
+        return Verdict(Status.PAUSED, {}, (), "Paused")
+    reported = {slug: state for slug, state in sorted(regions.items()) if state.has_result}
+    if not reported:
+        return Verdict(Status.PENDING, {}, (), "No result yet")
+
+    cutoff = now - policy.stale_after
+    voting = {slug: state for slug, state in reported.items() if _at(state) >= cutoff}
+    stale = tuple(slug for slug in reported if slug not in voting)
+    if not voting:
+        silence = now - max(_at(state) for state in reported.values())
+        return Verdict(
+            Status.PENDING, {}, (), f"No region has reported for {_duration(silence)}", stale_regions=stale
+        )
+
+    # Lost regions shrink the quorum instead of blocking it: a lost alert is as bad as a
+    # false alarm, and with 2 of 3 workers gone the last one's DOWN must still page. Flukes
+    # are already filtered per region by rechecks, so one voter is trustworthy enough.
+    quorum = max(1, min(policy.quorum or default_quorum(len(regions)), len(voting)))
+    down = {slug: state.kind or "" for slug, state in voting.items() if state.status == Status.DOWN}
+    threshold = policy.degraded_threshold_ms
+    slow = (
+        ()
+        if threshold is None
+        else tuple(
+            slug
+            for slug, state in voting.items()
+            if state.status == Status.UP and state.response_ms is not None and state.response_ms > threshold
+        )
+    )
+    tail = f"; not reporting: {', '.join(stale)}" if stale else ""
+
+    if len(down) >= quorum:
+        status, reason = Status.DOWN, f"Down in {_failures(down)}"
+    else:
+        parts = []
+        if down:
+            parts.append(f"down in {len(down)} of {_regions(len(voting))}: {_failures(down)}")
+        if len(slow) >= quorum:
+            parts.append(f"slow in {len(slow)} of {_regions(len(voting))} (over {threshold} ms)")
+        status = Status.DEGRADED if parts else Status.UP
+        # Not str.capitalize(), which would lowercase the rest of the sentence.
+        reason = _sentence("; ".join(parts)) if parts else f"Up in {_regions(len(voting))}"
+    return Verdict(status, down, slow, reason + tail, stale_regions=stale, quorum=quorum)
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def _regions(count: int) -> str:
+    return f"{count} region{'s' if count != 1 else ''}"
+
+
+def _at(state: RegionState) -> datetime:
+    # Only called on regions with a result, which always have a timestamp.
+    assert state.last_result_at is not None
+    return state.last_result_at
+
+
+def _failures(down: Mapping[str, str]) -> str:
+    """Return "eu-west, us-east (timeout)" for one shared kind, else each region with its own."""
+    kinds = set(down.values())
+    if len(kinds) == 1:
+        (kind,) = kinds
+        return ", ".join(down) + (f" ({kind})" if kind else "")
+    return ", ".join(f"{slug} ({kind})" if kind else slug for slug, kind in down.items())
+
+
+def _duration(span: timedelta) -> str:
+    """Return a span as whole seconds, minutes, hours or days, rounded down, for a reason sentence."""
+    seconds = max(0, int(span.total_seconds()))
+    for unit, size, below in (("second", 1, 120), ("minute", 60, 120 * 60), ("hour", 3600, 48 * 3600)):
+        if seconds < below:
+            count = seconds // size
+            return f"{count} {unit}{'s' if count != 1 else ''}"
+    days = seconds // 86400
+    return f"{days} day{'s' if days != 1 else ''}"
+
+
+# --- Tool lists ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDiff:
+    """Describe how a server's tool list changed between two successful listings."""
+
+    removed: tuple[str, ...]
+    added: tuple[str, ...]
+    new_required_inputs: dict[str, tuple[str, ...]]
+
+    @property
+    def matters(self) -> bool:
+        """Return whether an assistant using the old list could now break: a removal or a new required input."""
+        return bool(self.removed or self.new_required_inputs)
+
+    @property
+    def reason(self) -> str:
+        """Return a sentence for the event: "Removed: a, b; new required inputs: search (query)"."""
+        parts = []
+        if self.removed:
+            parts.append(f"Removed: {', '.join(self.removed)}")
+        if self.new_required_inputs:
+            inputs = ", ".join(
+                f"{tool} ({', '.join(names)})" for tool, names in self.new_required_inputs.items()
+            )
+            parts.append(f"new required inputs: {inputs}")
+        if self.added:
+            parts.append(f"added: {', '.join(self.added)}")
+        return _sentence("; ".join(parts)) or "No change"
+
+
+def tool_diff(previous: Sequence[ToolInfo], current: Sequence[ToolInfo]) -> ToolDiff:
+    """Return the difference from ``previous`` to ``current``, every list sorted by name."""
+    before, after = _by_name(previous), _by_name(current)
+    new_inputs = {
+        name: tuple(sorted(after[name] - before[name]))
+        for name in sorted(before.keys() & after.keys())
+        if after[name] - before[name]
+    }
+    return ToolDiff(
+        removed=tuple(sorted(before.keys() - after.keys())),
+        added=tuple(sorted(after.keys() - before.keys())),
+        new_required_inputs=new_inputs,
+    )
+
+
+def _by_name(tools: Sequence[ToolInfo]) -> dict[str, frozenset[str]]:
+    # Servers should not list a name twice; if one does, its entries' required inputs are
+    # merged, so a duplicate can neither hide nor invent a new requirement.
+    merged: dict[str, frozenset[str]] = {}
+    for tool in tools:
+        merged[tool.name] = merged.get(tool.name, frozenset()) | frozenset(tool.required_inputs)
+    return merged
+
+
+# --- Rollups ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RollupFigures:
+    """Sum up a period of one healthcheck's runs in one region."""
+
+    runs: int
+    failures: int
+    degraded: int
+    uptime: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+def rollup_figures(samples: Iterable[tuple[Status, float | None]]) -> RollupFigures:
+    """Return the figures for runs given as (status, total_ms); see the module docstring for the rules."""
+    runs = failures = degraded = 0
+    times: list[float] = []
+    for status, total_ms in samples:
+        if status not in SAMPLE_STATUSES:
+            raise ValueError(f"a run's result is up, degraded or down, not {status!r}")
+        runs += 1
+        failures += status == Status.DOWN
+        degraded += status == Status.DEGRADED
+        # NaN would poison the sort order; a run without a usable time just has none.
+        if total_ms is not None and not math.isnan(total_ms):
+            times.append(total_ms)
+    times.sort()
+    return RollupFigures(
+        runs=runs,
+        failures=failures,
+        degraded=degraded,
+        uptime=(runs - failures) / runs if runs else None,
+        p50_ms=_nearest_rank(times, 50),
+        p95_ms=_nearest_rank(times, 95),
+    )
+
+
+def _nearest_rank(ordered: Sequence[float], percent: int) -> float | None:
+    """Return the smallest value with at least ``percent``% of values at or below it."""
+    if not ordered:
+        return None
+    # Integer ceiling division keeps the rank exact for any count: no float rounding to reason about.
+    rank = max(1, -(-percent * len(ordered) // 100))
+    return ordered[rank - 1]

@@ -1,0 +1,118 @@
+"""Claim the healthchecks that are due and move their schedule forward, in one short transaction.
+
+The healthcheck table is the schedule. Each healthcheck runs at its slots: ``slot_offset + k *
+interval`` seconds after the epoch, with ``slot_offset`` derived from its public id, so checks
+created together spread over their interval instead of firing in the same second. Claiming
+sets ``next_check_at`` to the first slot after now: a missed slot (a stopped scheduler, a long
+pause) is dropped, never replayed in a burst.
+
+On PostgreSQL the claim is one ``UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)``, so
+two dispatchers racing never claim the same slot and never wait on each other. SQLite has one
+writer at a time (IMMEDIATE transactions), which serializes dispatchers by itself.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.db import connection, transaction
+
+from monitors.models import Healthcheck
+
+CLAIM_LIMIT = 50_000
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """One due run: which healthcheck, for which slot, from which regions."""
+
+    healthcheck_id: int
+    slot: datetime
+    regions: tuple[str, ...]
+
+
+def slot_offset_for(public_id: uuid.UUID, interval_seconds: int) -> int:
+    """Return the healthcheck's stable offset within its interval."""
+    return public_id.int % interval_seconds
+
+
+def first_slot_at_or_after(moment: datetime, *, interval_seconds: int, offset: int) -> datetime:
+    """Return the earliest slot of this schedule at or after ``moment``."""
+    seconds = moment.timestamp()
+    k = -(-(seconds - offset) // interval_seconds)  # ceiling division
+    return datetime.fromtimestamp(k * interval_seconds + offset, tz=UTC)
+
+
+def slot_after(moment: datetime, *, interval_seconds: int, offset: int) -> datetime:
+    """Return the earliest slot of this schedule strictly after ``moment``."""
+    slot = first_slot_at_or_after(moment, interval_seconds=interval_seconds, offset=offset)
+    return slot if slot > moment else slot + timedelta(seconds=interval_seconds)
+
+
+def claim_due(*, now: datetime, limit: int = CLAIM_LIMIT) -> list[Claim]:
+    """Claim every unpaused healthcheck due at ``now``; each gets the latest slot that passed."""
+    with transaction.atomic():
+        if connection.vendor == "postgresql":
+            rows = _claim_postgresql(now, limit)
+        else:
+            rows = _claim_portable(now, limit)
+        regions = _regions_of([row[0] for row in rows])
+    return [
+        Claim(healthcheck_id=hc_id, slot=slot, regions=regions.get(hc_id, ()))
+        for hc_id, slot in rows
+        if regions.get(hc_id)
+    ]
+
+
+def _claim_postgresql(now: datetime, limit: int) -> list[tuple[int, datetime]]:
+    # next_check_at becomes the first slot after now; the slot being run is the one before it,
+    # which is the latest slot at or before now (missed older slots are dropped).
+    sql = """
+        UPDATE monitors_healthcheck AS h
+        SET next_check_at = to_timestamp(
+            (floor((extract(epoch FROM %(now)s::timestamptz) - h.slot_offset) / h.interval_seconds) + 1)
+            * h.interval_seconds + h.slot_offset)
+        WHERE h.id IN (
+            SELECT id FROM monitors_healthcheck
+            WHERE paused = false AND next_check_at <= %(now)s
+            ORDER BY next_check_at
+            LIMIT %(limit)s
+            FOR UPDATE SKIP LOCKED
+        )
+        RETURNING h.id, h.next_check_at - make_interval(secs => h.interval_seconds)
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"now": now, "limit": limit})
+        return [(row[0], row[1]) for row in cursor.fetchall()]
+
+
+def _claim_portable(now: datetime, limit: int) -> list[tuple[int, datetime]]:
+    due = list(
+        Healthcheck.objects.filter(paused=False, next_check_at__lte=now)
+        .order_by("next_check_at")
+        .values_list("id", "interval_seconds", "slot_offset")[:limit]
+    )
+    updates = []
+    claimed = []
+    for hc_id, interval, offset in due:
+        following = slot_after(now, interval_seconds=interval, offset=offset)
+        updates.append(Healthcheck(id=hc_id, next_check_at=following))
+        claimed.append((hc_id, following - timedelta(seconds=interval)))
+    Healthcheck.objects.bulk_update(updates, ["next_check_at"], batch_size=500)
+    return claimed
+
+
+def _regions_of(healthcheck_ids: list[int]) -> dict[int, tuple[str, ...]]:
+    through = Healthcheck.regions.through
+    regions: dict[int, list[str]] = defaultdict(list)
+    for start in range(0, len(healthcheck_ids), 5000):
+        chunk = healthcheck_ids[start : start + 5000]
+        rows = through.objects.filter(healthcheck_id__in=chunk, region__enabled=True).values_list(
+            "healthcheck_id", "region__slug"
+        )
+        for hc_id, slug in rows:
+            regions[hc_id].append(slug)
+    return {hc_id: tuple(sorted(slugs)) for hc_id, slugs in regions.items()}

@@ -1,0 +1,44 @@
+"""Celery tasks: thin wrappers that parse ids and call one service each.
+
+Names are explicit and stable (``monitors.run_batch``), since queued messages outlive deploys.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.utils import timezone
+
+from monitors import services
+from monitors.execution import BatchItem, batches_for, execute_batch
+from monitors.scheduling import claim_due
+
+
+def enqueue_celery(region: str, items: list[BatchItem], delay: float = 0) -> None:
+    """Send a batch to the region's queue, where only that region's workers consume it."""
+    run_batch.apply_async(args=[region, items], queue=f"probes.{region}", countdown=delay or None)
+
+
+@shared_task(name="monitors.dispatch_due", ignore_result=True, expires=10)
+def dispatch_due() -> int:
+    """Claim what is due now and send one batch per region (a tick's worth; expires if late)."""
+    claims = claim_due(now=timezone.now())
+    for region, items in batches_for(claims):
+        enqueue_celery(region, items)
+    return len(claims)
+
+
+# acks_late + reject_on_worker_lost: a worker killed mid-batch leaves the message to be
+# redelivered; recording is idempotent, so the rerun loses no slot and duplicates nothing.
+@shared_task(name="monitors.run_batch", ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+def run_batch(region: str, items: list[BatchItem]) -> int:
+    return execute_batch(region, items, enqueue=enqueue_celery)
+
+
+@shared_task(name="monitors.refresh_rollups", ignore_result=True, expires=120)
+def refresh_rollups() -> int:
+    return services.rollups_refresh(now=timezone.now())
+
+
+@shared_task(name="monitors.prune_results", ignore_result=True, expires=3600)
+def prune_results() -> int:
+    return services.results_prune(now=timezone.now())
