@@ -77,7 +77,8 @@ RUN SECRET_KEY=collectstatic-build-only \
     python manage.py collectstatic --noinput --verbosity 0 \
     && python -m compileall -q /app
 
-USER uptimy:uptimy
+# Numeric, so that Kubernetes runAsNonRoot can verify it without reading /etc/passwd.
+USER 10001:10001
 
 EXPOSE 8000
 
