@@ -32,7 +32,17 @@ _STATUS_RANGE = re.compile(r"^(\d{3})-(\d{3})$")
 
 MCP_KEYS = frozenset({"uri", "headers", "requiredTools", "minTools", "timeout"})
 HTTP_KEYS = frozenset(
-    {"uri", "method", "headers", "body", "expectedStatus", "keyword", "keywordAbsent", "followRedirects", "timeout"}
+    {
+        "uri",
+        "method",
+        "headers",
+        "body",
+        "expectedStatus",
+        "keyword",
+        "keywordAbsent",
+        "followRedirects",
+        "timeout",
+    }
 )
 
 
@@ -172,7 +182,9 @@ def _headers(raw: object, errors: dict[str, str]) -> Headers:
     out: list[tuple[str, str]] = []
     for name, value in raw.items():
         if not isinstance(name, str) or not _TOKEN.match(name):
-            errors[f"headers.{name}"] = "A header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)."
+            errors[f"headers.{name}"] = (
+                "A header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)."
+            )
             continue
         if name.lower() in seen:
             errors[f"headers.{name}"] = "Repeats a header name (names are case-insensitive)."

@@ -25,7 +25,7 @@ from typing import Any
 import uvicorn
 from mcp.server.auth.handlers.metadata import MetadataHandler
 from mcp.server.auth.provider import AccessToken
-from mcp.server.auth.routes import build_metadata, create_auth_routes, cors_middleware
+from mcp.server.auth.routes import build_metadata, cors_middleware, create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
 from mcp.server.mcpserver import MCPServer
 from mcp.types import ListToolsResult, PaginatedRequestParams, Tool, ToolAnnotations
@@ -34,7 +34,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount, Route
 
 # The bearer token the protected servers accept; tests send it as "Authorization: Bearer …".
-GOOD_TOKEN = "uptimy-peer-token"  # noqa: S105 - a fixed loopback test credential
+GOOD_TOKEN = "uptimy-peer-token"
 SCOPES = ["mcp:read"]
 PAGE_SIZE = 10
 PAGED_TOOLS = 25
@@ -47,7 +47,7 @@ Send = Callable[[dict[str, Any]], Any]
 
 
 class Recorder:
-    """Wrap an ASGI app and remember every request: HTTP method, path and JSON-RPC method."""
+    """Wrap an ASGI app and remember every request: HTTP method, path, JSON-RPC method, connection."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
@@ -79,6 +79,8 @@ class Recorder:
             "protocol_version": headers.get("mcp-protocol-version"),
             "authorization": "authorization" in headers,
             "user_agent": headers.get("user-agent", ""),
+            # The client's port tells which TCP connection carried the request.
+            "client_port": (scope.get("client") or ("", 0))[1],
         }
         self.log.append(entry)
         if scope["method"] != "POST":
@@ -150,7 +152,9 @@ def add_tools(server: MCPServer) -> None:
 
 
 def mcp_server(name: str, **kwargs: Any) -> MCPServer:
-    server = MCPServer(name, version="2.3.0-peer", instructions="A test peer for Uptimy.", **kwargs)
+    server = MCPServer(
+        name, version="2.3.0-peer", instructions="A test peer for Uptimy.", log_level="WARNING", **kwargs
+    )
     add_tools(server)
     return server
 
@@ -222,7 +226,9 @@ def _metadata_route(path: str, issuer: str) -> Route:
 def as_root(urls: dict[str, str]) -> Any:
     """RFC 8414 authorization server whose issuer has no path."""
     issuer = urls[CURRENT]
-    return Starlette(routes=[_metadata_route("/.well-known/oauth-authorization-server", issuer), *_auth_routes(issuer)])
+    return Starlette(
+        routes=[_metadata_route("/.well-known/oauth-authorization-server", issuer), *_auth_routes(issuer)]
+    )
 
 
 def as_path(urls: dict[str, str]) -> Any:
@@ -250,7 +256,9 @@ def as_oidc(urls: dict[str, str]) -> Any:
 def as_oidc_root(urls: dict[str, str]) -> Any:
     """OpenID-only provider whose issuer has no path."""
     issuer = urls[CURRENT]
-    return Starlette(routes=[_metadata_route("/.well-known/openid-configuration", issuer), *_auth_routes(issuer)])
+    return Starlette(
+        routes=[_metadata_route("/.well-known/openid-configuration", issuer), *_auth_routes(issuer)]
+    )
 
 
 def as_naive(urls: dict[str, str]) -> Any:

@@ -1,0 +1,198 @@
+"""Run checks: one at a time, or a batch on one event loop with caps on concurrency.
+
+This is the engine's front door for the worker tasks, the ``mcpcheck`` command and the
+benchmark. Remote behaviour never raises out of :func:`run_check`; it comes back as a DOWN
+outcome with a kind and a sentence. A bug does raise there, and :func:`run_batch` turns it
+into a DOWN outcome for that one check so the rest of the batch still reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import ssl
+import traceback
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
+
+import httpx
+
+from probes import __version__
+from probes.connection import Connection, host_of
+from probes.http import check_http
+from probes.mcp import check_mcp
+from probes.types import FailureKind, Headers, HttpConfig, McpConfig, ProbeOutcome, ServerInfo, Status
+
+logger = logging.getLogger(__name__)
+
+USER_AGENT = f"Uptimy/{__version__} (+https://uptimy.example; monitor; sends only initialize and tools/list)"
+REDACTED = "[redacted]"
+_MIN_SECRET = 4
+
+K = TypeVar("K")
+
+
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """Return the process-wide client SSL context (certifi roots, as httpx builds it), built once."""
+    return httpx.create_ssl_context()
+
+
+@dataclass(frozen=True)
+class ProbeEnv:
+    """Hold what the caller decides for every check: the address guard, the User-Agent, TLS trust."""
+
+    allow_private: bool = False
+    user_agent: str = USER_AGENT
+    ssl_context: ssl.SSLContext | None = None
+
+
+async def run_check(config: McpConfig | HttpConfig, env: ProbeEnv) -> ProbeOutcome:
+    """Return the outcome of one check; remote failures are outcomes, never exceptions."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + config.timeout
+    conn = Connection(
+        allow_private=env.allow_private,
+        user_agent=env.user_agent,
+        ssl_context=env.ssl_context or default_ssl_context(),
+    )
+    try:
+        if isinstance(config, McpConfig):
+            outcome = await check_mcp(config, conn, deadline=deadline)
+        else:
+            outcome = await check_http(config, conn, deadline=deadline)
+    finally:
+        await conn.aclose()
+    return scrub_outcome(outcome, config.headers)
+
+
+async def run_batch(
+    items: Sequence[tuple[K, McpConfig | HttpConfig]],
+    env: ProbeEnv,
+    *,
+    max_in_flight: int = 200,
+    per_host: int = 20,
+) -> list[tuple[K, ProbeOutcome]]:
+    """Return every item's outcome, in input order, running at most ``max_in_flight`` checks at once.
+
+    A host gets at most ``per_host`` concurrent checks, so one customer's many monitors on
+    one server neither look like an attack nor starve the rest of the batch. The per-host
+    slot is taken before the global one: a check waiting on its host holds no global slot.
+    """
+    in_flight = asyncio.Semaphore(max_in_flight)
+    hosts: dict[str, asyncio.Semaphore] = {}
+
+    async def one(key: K, config: McpConfig | HttpConfig) -> tuple[K, ProbeOutcome]:
+        host = hosts.setdefault(_host_key(config.uri), asyncio.Semaphore(per_host))
+        async with host, in_flight:
+            try:
+                return key, await run_check(config, env)
+            except Exception as exc:
+                return key, crashed_outcome(config, exc)
+
+    return list(await asyncio.gather(*(one(key, config) for key, config in items)))
+
+
+def run_check_sync(config: McpConfig | HttpConfig, env: ProbeEnv) -> ProbeOutcome:
+    """Run one check on a fresh event loop (for commands and scripts)."""
+
+    async def main() -> ProbeOutcome:
+        outcome = await run_check(config, env)
+        # Let aborted transports deliver connection_lost before the loop closes.
+        await asyncio.sleep(0)
+        return outcome
+
+    return asyncio.run(main())
+
+
+def crashed_outcome(config: McpConfig | HttpConfig, exc: BaseException) -> ProbeOutcome:
+    """Return a DOWN outcome for a check that raised (a bug), and log it without secrets."""
+    details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    logger.error(
+        "check of %s crashed with %s:\n%s",
+        _logged_url(config.uri),
+        type(exc).__name__,
+        scrub(details, config.headers),
+    )
+    return ProbeOutcome(
+        status=Status.DOWN,
+        kind=FailureKind.PROTOCOL,
+        reason=f"The check failed inside Uptimy ({type(exc).__name__}); this is our bug, not the server's",
+    )
+
+
+def outcome_to_json(outcome: ProbeOutcome) -> dict[str, Any]:
+    """Return the ``mcpcheck --json`` shape of ``outcome`` (it never holds a header value)."""
+    timings = outcome.timings
+    return {
+        "status": "up" if outcome.status is Status.UP else "down",
+        "kind": outcome.kind.value if outcome.kind is not None else None,
+        "reason": outcome.reason,
+        "server": {"name": outcome.server.name, "version": outcome.server.version}
+        if outcome.server
+        else None,
+        "protocol": outcome.protocol,
+        "access": outcome.access.value if outcome.access is not None else None,
+        "signin_server": outcome.signin_server,
+        "tools": outcome.tool_count,
+        "tool_names": list(outcome.tool_names),
+        "missing_tools": list(outcome.missing_tools),
+        "transport": outcome.transport.value if outcome.transport is not None else None,
+        "timings": {
+            "dns_ms": timings.dns_ms,
+            "tcp_ms": timings.tcp_ms,
+            "tls_ms": timings.tls_ms,
+            "ttfb_ms": timings.ttfb_ms,
+            "total_ms": timings.total_ms,
+        },
+    }
+
+
+def scrub(text: str, headers: Headers) -> str:
+    """Return ``text`` with every configured header value (and a scheme's token) replaced."""
+    for secret in _secrets(headers):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def scrub_outcome(outcome: ProbeOutcome, headers: Headers) -> ProbeOutcome:
+    """Return ``outcome`` with header values removed from every text a server could have echoed them into."""
+    if not headers:
+        return outcome
+    server = outcome.server
+    if server is not None:
+        server = ServerInfo(name=scrub(server.name, headers), version=scrub(server.version, headers))
+    return replace(
+        outcome,
+        reason=scrub(outcome.reason, headers),
+        warnings=tuple(scrub(warning, headers) for warning in outcome.warnings),
+        server=server,
+    )
+
+
+def _secrets(headers: Headers) -> list[str]:
+    secrets: set[str] = set()
+    for _name, value in headers:
+        for candidate in (value.strip(), *value.split()):
+            if len(candidate) >= _MIN_SECRET and candidate.lower() not in ("bearer", "basic", "token"):
+                secrets.add(candidate)
+    # Longest first, so a whole value goes before the token inside it.
+    return sorted(secrets, key=len, reverse=True)
+
+
+def _host_key(uri: str) -> str:
+    try:
+        return host_of(httpx.URL(uri))
+    except (httpx.InvalidURL, UnicodeError):
+        return uri
+
+
+def _logged_url(uri: str) -> str:
+    """Return scheme, host and path only: queries may carry tokens."""
+    try:
+        url = httpx.URL(uri)
+    except httpx.InvalidURL:
+        return "(an invalid URL)"
+    return str(url.copy_with(query=None, fragment=None))

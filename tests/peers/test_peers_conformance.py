@@ -1,0 +1,263 @@
+"""Run the MCP conformance suite's client scenarios against probes/conformance_client.py.
+
+One run of the whole client suite (``--suite all``) against the expected-failures baseline in
+conformance-expected-failures.yml: the suite itself fails on any unexpected failure or stale
+entry. On top of that, these tests read each scenario's checks.json and grade the discovery
+checks by id, and read the check's own verdict (the JSON line the client prints), so a
+regression inside a scenario that is expected to fail for other reasons cannot hide.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from peer_support import HERE, NODE22, ROOT
+
+pytestmark = pytest.mark.peers
+
+BASELINE = HERE / "conformance-expected-failures.yml"
+CLIENT_COMMAND = f"{sys.executable} -m probes.conformance_client"
+
+# Scenarios the check passes in full (all checks SUCCESS, INFO or SKIPPED).
+PASSING = (
+    "initialize",
+    "auth/resource-mismatch",
+    "auth/metadata-issuer-mismatch",
+    "json-schema-ref-no-deref",
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
+)
+# Auth scenarios whose sign-in is discoverable: the check must say up, access oauth, after
+# fetching the protected resource metadata and the authorization server metadata.
+DISCOVERABLE = (
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
+)
+DISCOVERY_CHECKS = ("prm-pathbased-requested", "authorization-server-metadata")
+# Traps: the suite emits these only, as FAILURE, when a client asks the wrong URL first.
+TRAP_CHECKS = ("prm-priority-order", "authorization-server-metadata-wrong-path")
+BAD = ("FAILURE", "WARNING")
+
+
+@dataclass
+class SuiteRun:
+    returncode: int
+    output: str
+    results: dict[str, Path]
+
+    def checks(self, scenario: str) -> list[dict[str, Any]]:
+        assert scenario in self.results, f"{scenario} did not run:\n{self.output[-3000:]}"
+        checks: list[dict[str, Any]] = json.loads((self.results[scenario] / "checks.json").read_text())
+        return checks
+
+    def verdict(self, scenario: str) -> dict[str, Any]:
+        """Return the outcome JSON that probes.conformance_client printed in this scenario."""
+        stdout = (self.results[scenario] / "stdout.txt").read_text().strip().splitlines()
+        assert stdout, f"the client printed nothing in {scenario}"
+        verdict: dict[str, Any] = json.loads(stdout[-1])
+        assert verdict["scenario"] == scenario
+        return verdict
+
+    def status(self, scenario: str, check_id: str) -> list[str]:
+        return [check["status"] for check in self.checks(scenario) if check["id"] == check_id]
+
+
+def load_baseline() -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load(BASELINE.read_text())
+    return data
+
+
+@pytest.fixture(scope="session")
+def suite(conformance_cli, tmp_path_factory) -> SuiteRun:
+    """Run every client scenario once, in the suite's own parallel runner, against the baseline."""
+    out = tmp_path_factory.mktemp("conformance")
+    env = {
+        **os.environ,
+        "PATH": f"{NODE22.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT),
+        "NO_COLOR": "1",
+    }
+    command = [
+        *conformance_cli,
+        "client",
+        "--command",
+        CLIENT_COMMAND,
+        "--suite",
+        "all",
+        "--expected-failures",
+        str(BASELINE),
+        "--timeout",
+        "30000",
+        "-o",
+        str(out),
+    ]
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    results: dict[str, Path] = {}
+    for checks in out.rglob("checks.json"):
+        relative = checks.parent.relative_to(out).as_posix()
+        match = re.fullmatch(r"(.+)-\d{4}-\d\d-\d\dT[\d-]+Z", relative)
+        if match:
+            results[match.group(1)] = checks.parent
+    return SuiteRun(result.returncode, result.stdout + result.stderr, results)
+
+
+def test_every_suite_scenario_is_classified(conformance_cli):
+    listed = subprocess.run(
+        [*conformance_cli, "list", "--client"], capture_output=True, text=True, timeout=60, check=True
+    ).stdout
+    scenarios = set(re.findall(r"^\s+- (\S+)", listed, re.MULTILINE))
+    entries = load_baseline()["client"]
+    baselined = {entry.split(":", 1)[0] for entry in entries}
+
+    assert scenarios == baselined | set(PASSING), (
+        "new or removed scenarios: classify them in conformance-expected-failures.yml or PASSING"
+    )
+    assert set(DISCOVERABLE) <= scenarios
+
+
+def test_every_expected_failure_has_a_reason():
+    baseline = load_baseline()
+    reasons = baseline["reasons"]
+
+    missing = [
+        entry
+        for entry in baseline["client"]
+        if (entry.split(":", 1)[1] if ":" in entry else entry) not in reasons
+    ]
+
+    assert not missing, f"expected failures without a reason: {missing}"
+    assert all(isinstance(text, str) and len(text) > 20 for text in reasons.values())
+    assert len(set(baseline["client"])) == len(baseline["client"])
+
+
+def test_suite_baseline_holds(suite):
+    """The suite's own verdict: no unexpected failure, no stale expected failure."""
+    assert suite.returncode == 0, suite.output[-4000:]
+    assert "Baseline check passed" in suite.output
+
+
+@pytest.mark.parametrize("scenario", PASSING)
+def test_scenario_passes_in_full(suite, scenario):
+    bad = [(check["id"], check["status"]) for check in suite.checks(scenario) if check["status"] in BAD]
+
+    assert not bad
+
+
+def test_initialize_scenario(suite):
+    assert suite.status("initialize", "mcp-client-initialization") == ["SUCCESS"]
+    verdict = suite.verdict("initialize")
+    assert verdict["status"] == "up"
+    assert verdict["access"] == "open"
+    assert verdict["protocol"] in {"2025-11-25", "2025-06-18"}
+    assert verdict["transport"] == "streamable-http"
+
+
+@pytest.mark.parametrize("scenario", DISCOVERABLE)
+def test_auth_discovery_checks_succeed(suite, scenario):
+    for check_id in DISCOVERY_CHECKS:
+        assert suite.status(scenario, check_id) == ["SUCCESS"], (scenario, check_id)
+    for check_id in TRAP_CHECKS:
+        assert "FAILURE" not in suite.status(scenario, check_id), (scenario, check_id)
+    verdict = suite.verdict(scenario)
+    assert verdict["status"] == "up", verdict
+    assert verdict["access"] == "oauth"
+    assert verdict["signin_server"]
+    assert verdict["tools"] is None
+    assert verdict["tool_names"] == []
+
+
+def test_no_scenario_springs_a_discovery_trap(suite):
+    sprung = [
+        (scenario, check["id"])
+        for scenario in suite.results
+        for check in suite.checks(scenario)
+        if check["id"] in TRAP_CHECKS and check["status"] in BAD
+    ]
+
+    assert not sprung
+
+
+def test_resource_mismatch_is_refused(suite):
+    assert suite.status("auth/resource-mismatch", "prm-pathbased-requested") == ["SUCCESS"]
+    assert suite.status("auth/resource-mismatch", "resource-mismatch-rejected") == ["SUCCESS"]
+    verdict = suite.verdict("auth/resource-mismatch")
+    assert verdict["status"] == "down"
+    assert verdict["kind"] == "signin_not_discoverable"
+    assert "resource" in verdict["reason"]
+
+
+def test_metadata_issuer_mismatch_is_refused(suite):
+    scenario = "auth/metadata-issuer-mismatch"
+    assert suite.status(scenario, "authorization-server-metadata") == ["SUCCESS"]
+    assert suite.status(scenario, "sep-2468-client-validate-metadata-issuer") == ["SUCCESS"]
+    verdict = suite.verdict(scenario)
+    assert verdict["status"] == "down"
+    assert verdict["kind"] == "signin_not_discoverable"
+    assert "issuer" in verdict["reason"]
+
+
+@pytest.mark.parametrize(
+    "scenario", ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
+)
+def test_2025_03_26_sign_in_without_resource_metadata_is_not_discoverable(suite, scenario):
+    """Issue 3 builds discoverable sign-in on RFC 9728 metadata; a 2025-03-26 server has none."""
+    verdict = suite.verdict(scenario)
+
+    assert verdict["status"] == "down"
+    assert verdict["kind"] == "signin_not_discoverable"
+    assert "protected resource metadata" in verdict["reason"]
+
+
+@pytest.mark.parametrize("scenario", ["tools_call", "sse-retry", "elicitation-sep1034-client-defaults"])
+def test_check_never_calls_tools_in_tool_scenarios(suite, scenario):
+    verdict = suite.verdict(scenario)
+
+    assert verdict["status"] == "up"
+    assert verdict["tools"] >= 1
+    # The suite grades the tool call itself; the check made none, so those checks failed.
+    assert any(check["status"] == "FAILURE" for check in suite.checks(scenario))
+
+
+def test_2026_only_servers_are_reported_as_not_supported(suite):
+    for scenario in ("request-metadata", "http-standard-headers", "auth/authorization-server-migration"):
+        verdict = suite.verdict(scenario)
+        assert verdict["status"] == "down", scenario
+        assert verdict["kind"] == "protocol", scenario
+        assert "2026-07-28" in verdict["reason"], scenario

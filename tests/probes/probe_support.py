@@ -1,0 +1,306 @@
+"""Helpers for the check engine's tests: a scriptable fake MCP server for respx, real loopback
+servers for sockets, TLS and time, and certificates made on the spot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import socket
+import ssl
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import respx
+
+from probes.runner import ProbeEnv, run_check
+from probes.types import HttpConfig, McpConfig, ProbeOutcome
+
+URL = "https://mcp.example.com/mcp"
+PUBLIC_IP = "93.184.216.34"
+TOOLS_CAP = {"tools": {"listChanged": True}}
+
+
+# --- running checks --------------------------------------------------------------------------
+
+
+def run(config: McpConfig | HttpConfig, env: ProbeEnv | None = None) -> ProbeOutcome:
+    return asyncio.run(run_check(config, env or ProbeEnv()))
+
+
+def mcp(uri: str = URL, **kwargs: Any) -> McpConfig:
+    return McpConfig(uri=uri, **kwargs)
+
+
+def sent_messages(router: respx.MockRouter) -> list[dict[str, Any]]:
+    """Return every JSON-RPC message the checks POSTed through ``router``."""
+    messages = []
+    for call in router.calls:
+        request = call.request
+        if request.method == "POST" and request.content:
+            try:
+                payload = json.loads(request.content)
+            except ValueError:
+                continue
+            if isinstance(payload, dict):
+                messages.append(payload)
+    return messages
+
+
+# --- a scriptable MCP server for respx -------------------------------------------------------
+
+
+def sse_event(message: dict[str, Any] | str, *, event: str | None = None, event_id: str | None = None) -> str:
+    data = message if isinstance(message, str) else json.dumps(message)
+    lines = []
+    if event_id is not None:
+        lines.append(f"id: {event_id}")
+    if event is not None:
+        lines.append(f"event: {event}")
+    lines.extend(f"data: {line}" for line in data.split("\n"))
+    return "\n".join(lines) + "\n\n"
+
+
+def rpc_error(code: int, message: str, request_id: Any = None, data: Any = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+
+
+def tool(name: str, *required: str) -> dict[str, Any]:
+    return {"name": name, "inputSchema": {"type": "object", "required": list(required)}}
+
+
+@dataclass
+class FakeMcp:
+    """Answer MCP requests like a Streamable HTTP server; each knob is one behaviour under test."""
+
+    tools: list[dict[str, Any]] = field(default_factory=lambda: [tool("search", "q"), tool("fetch", "url")])
+    pages: list[list[dict[str, Any]]] | None = None
+    cursors: list[str | None] | None = None
+    capabilities: dict[str, Any] = field(default_factory=lambda: dict(TOOLS_CAP))
+    protocol: str | None = None
+    server_info: dict[str, Any] = field(default_factory=lambda: {"name": "acme-tools", "version": "3.2.0"})
+    session: str | None = "sess-7c1e"
+    sse: bool = False
+    prelude: list[str] = field(default_factory=list)
+    require_session: bool = False
+    require_version: bool = False
+    reject_versions: tuple[str, ...] = ()
+    reject_with_supported: list[str] | None = None
+    tools_list_status: int | None = None
+    delete_status: int = 200
+    negotiated: str | None = None
+    requests: list[httpx.Request] = field(default_factory=list)
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if request.method == "DELETE":
+            return httpx.Response(self.delete_status)
+        message = json.loads(request.content)
+        method = message.get("method")
+        if method != "initialize":
+            refusal = self._session_refusal(request)
+            if refusal is not None:
+                return refusal
+        if method == "initialize":
+            return self._initialize(message)
+        if method is None or method.startswith("notifications/"):
+            return httpx.Response(202)
+        if method == "tools/list":
+            if self.tools_list_status is not None:
+                return httpx.Response(self.tools_list_status, headers={"www-authenticate": "Bearer"})
+            return self._answer(message["id"], self._page(message.get("params") or {}))
+        return self._answer(message["id"], error=rpc_error(-32601, "Method not found", message["id"]))
+
+    def _session_refusal(self, request: httpx.Request) -> httpx.Response | None:
+        if self.require_session and request.headers.get("mcp-session-id") != self.session:
+            return httpx.Response(
+                400, json=rpc_error(-32000, "Bad Request: Mcp-Session-Id header is required")
+            )
+        if self.require_version and request.headers.get("mcp-protocol-version") != self._version_for(None):
+            return httpx.Response(400, json=rpc_error(-32000, "Bad Request: Unsupported protocol version"))
+        return None
+
+    def _version_for(self, asked: str | None) -> str:
+        return self.protocol or self.negotiated or asked or "2025-11-25"
+
+    def _initialize(self, message: dict[str, Any]) -> httpx.Response:
+        asked = message["params"]["protocolVersion"]
+        if asked in self.reject_versions:
+            data = (
+                {"supported": self.reject_with_supported, "requested": asked}
+                if self.reject_with_supported
+                else None
+            )
+            error = rpc_error(-32602, f"Unsupported protocol version: {asked}", message["id"], data)
+            return self._answer(message["id"], error=error, headers={"mcp-session-id": "from-an-error"})
+        self.negotiated = self.protocol or asked
+        result = {
+            "protocolVersion": self.negotiated,
+            "capabilities": self.capabilities,
+            "serverInfo": self.server_info,
+        }
+        headers = {"mcp-session-id": self.session} if self.session else {}
+        return self._answer(message["id"], result, headers=headers)
+
+    def _page(self, params: dict[str, Any]) -> dict[str, Any]:
+        pages = self.pages or [self.tools]
+        index = int(params["cursor"][1:]) if "cursor" in params else 0
+        result: dict[str, Any] = {"tools": pages[index]}
+        cursor = (
+            self.cursors[index]
+            if self.cursors is not None
+            else (f"p{index + 1}" if index + 1 < len(pages) else None)
+        )
+        if cursor is not None:
+            result["nextCursor"] = cursor
+        return result
+
+    def _answer(
+        self,
+        request_id: Any,
+        result: dict[str, Any] | None = None,
+        *,
+        error: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> httpx.Response:
+        message = error if error is not None else {"jsonrpc": "2.0", "id": request_id, "result": result}
+        if not self.sse:
+            return httpx.Response(200, json=message, headers=headers)
+        body = "".join(self.prelude) + sse_event(message)
+        return httpx.Response(
+            200, text=body, headers={"content-type": "text/event-stream", **(headers or {})}
+        )
+
+    def methods(self) -> list[str | None]:
+        return [json.loads(r.content).get("method") if r.content else r.method for r in self.requests]
+
+
+# --- real loopback servers -------------------------------------------------------------------
+
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]
+
+
+async def read_request(reader: asyncio.StreamReader) -> tuple[str, dict[str, str], bytes]:
+    """Return (method, headers, body) of one HTTP/1.1 request."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    method = lines[0].split(" ", 1)[0]
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            name, value = line.split(":", 1)
+            headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    body = await reader.readexactly(length) if length else b""
+    return method, headers, body
+
+
+def http_response(status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> bytes:
+    lines = [f"HTTP/1.1 {status} X"]
+    for name, value in {"content-length": str(len(body)), **(headers or {})}.items():
+        lines.append(f"{name}: {value}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+async def mcp_handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """Serve a tiny JSON-mode MCP server: initialize, initialized, one page of one tool, DELETE."""
+    try:
+        while True:
+            method, _headers, body = await read_request(reader)
+            if method == "DELETE":
+                writer.write(http_response(200))
+                continue
+            message = json.loads(body)
+            if "id" not in message:
+                writer.write(http_response(202))
+                continue
+            if message["method"] == "initialize":
+                result: dict[str, Any] = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": TOOLS_CAP,
+                    "serverInfo": {"name": "loopback", "version": "1"},
+                }
+            else:
+                result = {"tools": [tool("ping_me")]}
+            out = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+            writer.write(
+                http_response(200, out, {"content-type": "application/json", "mcp-session-id": "s1"})
+            )
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+@asynccontextmanager
+async def loopback(handler: Handler, *, tls: ssl.SSLContext | None = None) -> AsyncIterator[int]:
+    """Serve ``handler`` on 127.0.0.1 for the duration of the block; yield the port."""
+    server = await asyncio.start_server(handler, "127.0.0.1", 0, ssl=tls)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        yield port
+    finally:
+        server.close()
+
+
+def free_port() -> int:
+    """Return a loopback port with nothing listening on it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass(frozen=True)
+class Certs:
+    server: ssl.SSLContext
+    client: ssl.SSLContext
+
+
+def make_certs(tmp_path: Any, *, expired: bool = False, host: str = "localhost") -> Certs:
+    """Return a server context with a self-signed cert for ``host`` and a client context trusting it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    now = dt.datetime.now(dt.UTC)
+    start, end = (
+        (now - dt.timedelta(days=30), now - dt.timedelta(days=1))
+        if expired
+        else (now, now + dt.timedelta(days=1))
+    )
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(start - dt.timedelta(minutes=5))
+        .not_valid_after(end)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(host)]), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path = tmp_path / f"{host}-{expired}.pem"
+    key_path = tmp_path / f"{host}-{expired}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(cert_path, key_path)
+    client = ssl.create_default_context(cafile=str(cert_path))
+    return Certs(server=server, client=client)

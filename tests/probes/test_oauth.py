@@ -1,0 +1,339 @@
+"""Sign-in discovery for keyless checks: WWW-Authenticate, RFC 9728, RFC 8414 / OIDC, the verdict."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from probe_support import URL, mcp, run
+
+from probes.oauth import (
+    Challenge,
+    as_metadata_urls,
+    parse_www_authenticate,
+    prm_candidates,
+    resource_metadata_url,
+    resource_verdict,
+)
+from probes.types import Access, FailureKind, Status
+
+PRM_PATH = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
+PRM_ROOT = "https://mcp.example.com/.well-known/oauth-protected-resource"
+AS = "https://login.example.com"
+
+
+def as_doc(issuer: str, **extra: object) -> dict[str, object]:
+    doc: dict[str, object] = {
+        "issuer": issuer,
+        "authorization_endpoint": f"{issuer}/authorize",
+        "token_endpoint": f"{issuer}/token",
+        "code_challenge_methods_supported": ["S256"],
+        "registration_endpoint": f"{issuer}/register",
+    }
+    doc.update(extra)
+    return doc
+
+
+@pytest.fixture
+def protected(mock):
+    """Make URL answer 401 to every POST; well-known URLs 404 unless a test routes them first."""
+    mock.post(URL).mock(return_value=httpx.Response(401, headers={"www-authenticate": 'Bearer realm="mcp"'}))
+    return mock
+
+
+def fallback_404(mock) -> None:
+    mock.get(url__regex=r".*/\.well-known/.*").mock(return_value=httpx.Response(404))
+
+
+# --- WWW-Authenticate ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (
+            ['Bearer resource_metadata="https://a/x"'],
+            [Challenge("Bearer", {"resource_metadata": "https://a/x"})],
+        ),
+        (
+            ['Bearer realm="r", error="invalid_token", error_description="a, b \\"c\\""'],
+            [Challenge("Bearer", {"realm": "r", "error": "invalid_token", "error_description": 'a, b "c"'})],
+        ),
+        (
+            ['Basic realm="x", Bearer scope="a b", Resource_Metadata=https://m/p'],
+            [
+                Challenge("Basic", {"realm": "x"}),
+                Challenge("Bearer", {"scope": "a b", "resource_metadata": "https://m/p"}),
+            ],
+        ),
+        (["Negotiate abc123==, Bearer"], [Challenge("Negotiate", {}, "abc123=="), Challenge("Bearer")]),
+        (["DPoP algs=ES256", "Bearer"], [Challenge("DPoP", {"algs": "ES256"}), Challenge("Bearer")]),
+        (['Bearer realm = "spaced" , scope=x'], [Challenge("Bearer", {"realm": "spaced", "scope": "x"})]),
+        ([", ,Bearer"], [Challenge("Bearer")]),
+        (['Bearer error="unterminated'], [Challenge("Bearer", {"error": "unterminated"})]),
+    ],
+)
+def test_www_authenticate_parser(values, expected):
+    assert parse_www_authenticate(values) == expected
+
+
+def test_resource_metadata_prefers_a_bearer_challenge():
+    challenges = parse_www_authenticate(
+        ['DPoP resource_metadata="https://d/x", Bearer resource_metadata="https://b/x"']
+    )
+    assert resource_metadata_url(challenges) == "https://b/x"
+
+
+# --- URL construction ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("mcp_url", "header", "expected"),
+    [
+        (URL, None, [(PRM_PATH, URL), (PRM_ROOT, "https://mcp.example.com")]),
+        (
+            URL,
+            "https://meta.example.com/prm",
+            [("https://meta.example.com/prm", URL), (PRM_PATH, URL), (PRM_ROOT, "https://mcp.example.com")],
+        ),
+        ("https://mcp.example.com/", None, [(PRM_ROOT, "https://mcp.example.com")]),
+        (
+            "https://mcp.example.com/mcp/",
+            None,
+            [(PRM_PATH + "/", URL + "/"), (PRM_PATH, URL), (PRM_ROOT, "https://mcp.example.com")],
+        ),
+        (
+            "https://mcp.example.com:8443/a/b?t=1",
+            None,
+            [
+                (
+                    "https://mcp.example.com:8443/.well-known/oauth-protected-resource/a/b?t=1",
+                    "https://mcp.example.com:8443/a/b",
+                ),
+                (
+                    "https://mcp.example.com:8443/.well-known/oauth-protected-resource",
+                    "https://mcp.example.com:8443",
+                ),
+            ],
+        ),
+    ],
+)
+def test_prm_candidates_in_rfc_9728_order(mcp_url, header, expected):
+    got = [(str(url), resource) for url, resource in prm_candidates(httpx.URL(mcp_url), header)]
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("issuer", "expected"),
+    [
+        (AS, [f"{AS}/.well-known/oauth-authorization-server", f"{AS}/.well-known/openid-configuration"]),
+        (
+            AS + "/",
+            [f"{AS}/.well-known/oauth-authorization-server", f"{AS}/.well-known/openid-configuration"],
+        ),
+        (
+            AS + "/tenant1/",
+            [
+                f"{AS}/.well-known/oauth-authorization-server/tenant1",
+                f"{AS}/.well-known/openid-configuration/tenant1",
+                f"{AS}/tenant1/.well-known/openid-configuration",
+            ],
+        ),
+    ],
+)
+def test_authorization_server_metadata_urls_in_order(issuer, expected):
+    assert [str(url) for url in as_metadata_urls(httpx.URL(issuer))] == expected
+
+
+@pytest.mark.parametrize(
+    ("resource", "usable", "warned"),
+    [
+        (URL, True, False),
+        ("https://mcp.example.com", True, False),  # the root well-known's own identifier
+        (URL + "/", True, True),
+        ("https://mcp.example.com/", True, True),
+        ("https://mcp.example.com/other", False, False),
+        ("https://evil.example.com/mcp", False, False),
+        ("http://mcp.example.com/mcp", False, False),
+        ("not a url", False, False),
+    ],
+)
+def test_resource_validation_policy(resource, usable, warned):
+    ok, warning = resource_verdict(resource, httpx.URL(URL), "https://mcp.example.com")
+    assert ok is usable
+    assert (warning is not None) is warned
+
+
+# --- discovery flows -------------------------------------------------------------------------
+
+
+def test_prm_named_by_the_header_and_root_issuer_is_discoverable(mock):
+    mock.post(URL).mock(
+        return_value=httpx.Response(
+            401, headers={"www-authenticate": 'Bearer resource_metadata="https://meta.example.com/prm"'}
+        )
+    )
+    mock.get("https://meta.example.com/prm").respond(json={"resource": URL, "authorization_servers": [AS]})
+    mock.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS))
+    outcome = run(mcp())
+    assert outcome.status is Status.UP
+    assert outcome.access is Access.OAUTH
+    assert outcome.signin_server == AS
+    assert outcome.tool_count is None
+    assert outcome.warnings == ()
+
+
+def test_path_aware_prm_is_found_without_a_header(protected):
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    protected.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS))
+    assert run(mcp()).signin_server == AS
+
+
+def test_root_prm_is_found_after_the_path_aware_one_fails(protected):
+    protected.get(PRM_PATH).respond(404)
+    protected.get(PRM_ROOT).respond(
+        json={"resource": "https://mcp.example.com", "authorization_servers": [AS]}
+    )
+    protected.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS))
+    assert run(mcp()).status is Status.UP
+
+
+def test_an_html_page_at_a_well_known_url_counts_as_not_found(protected):
+    protected.get(PRM_PATH).respond(200, html="<html>app shell</html>")
+    protected.get(PRM_ROOT).respond(json={"resource": URL, "authorization_servers": [AS]})
+    protected.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS))
+    assert run(mcp()).status is Status.UP
+
+
+def test_a_broken_header_url_falls_back_to_well_known_with_a_warning(mock):
+    mock.post(URL).mock(
+        return_value=httpx.Response(
+            401, headers={"www-authenticate": 'Bearer resource_metadata="https://mcp.example.com/gone"'}
+        )
+    )
+    mock.get("https://mcp.example.com/gone").respond(404)
+    mock.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    mock.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS))
+    outcome = run(mcp())
+    assert outcome.status is Status.UP
+    assert any("resource_metadata URL" in warning for warning in outcome.warnings)
+
+
+@pytest.mark.parametrize(
+    "found_at",
+    [
+        f"{AS}/.well-known/oauth-authorization-server/tenant1",
+        f"{AS}/.well-known/openid-configuration/tenant1",
+        f"{AS}/tenant1/.well-known/openid-configuration",
+    ],
+)
+def test_issuer_with_a_path_is_found_at_each_rfc_8414_and_oidc_url(protected, found_at):
+    issuer = f"{AS}/tenant1"
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [issuer]})
+    protected.get(found_at).respond(json=as_doc(issuer))
+    fallback_404(protected)
+    outcome = run(mcp())
+    assert outcome.status is Status.UP
+    assert outcome.signin_server == issuer
+
+
+def test_issuer_without_a_path_is_found_by_openid_configuration(protected):
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    protected.get(f"{AS}/.well-known/openid-configuration").respond(json=as_doc(AS))
+    fallback_404(protected)
+    assert run(mcp()).signin_server == AS
+
+
+def test_issuer_mismatch_is_not_discoverable(protected):
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    protected.get(f"{AS}/.well-known/oauth-authorization-server").respond(
+        json=as_doc("https://other.example.com")
+    )
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert "issuer mismatch" in outcome.reason
+    assert outcome.access is Access.OAUTH
+
+
+def test_issuer_differing_only_by_a_trailing_slash_is_a_warning(protected):
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    protected.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS + "/"))
+    outcome = run(mcp())
+    assert outcome.status is Status.UP
+    assert any("not exactly" in warning for warning in outcome.warnings)
+
+
+def test_resource_mismatch_is_not_discoverable(protected):
+    protected.get(PRM_PATH).respond(
+        json={"resource": "https://elsewhere.example.com/mcp", "authorization_servers": [AS]}
+    )
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert "is for https://elsewhere.example.com/mcp" in outcome.reason
+
+
+@pytest.mark.parametrize("missing", ["authorization_endpoint", "token_endpoint"])
+def test_missing_endpoints_are_not_discoverable_and_named(protected, missing):
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    doc = as_doc(AS)
+    del doc[missing]
+    protected.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=doc)
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert f"lists no {missing}" in outcome.reason
+
+
+@pytest.mark.parametrize("servers", [None, [], [""], [42]])
+def test_prm_without_an_authorization_server_is_not_discoverable(protected, servers):
+    doc = {"resource": URL} if servers is None else {"resource": URL, "authorization_servers": servers}
+    protected.get(PRM_PATH).respond(json=doc)
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert "names no authorization server" in outcome.reason
+
+
+def test_no_authorization_server_metadata_names_the_urls_tried(protected):
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    fallback_404(protected)
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert "no authorization server metadata" in outcome.reason
+    assert "openid-configuration: HTTP 404" in outcome.reason
+
+
+def test_missing_pkce_and_registration_are_warnings(protected):
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    doc = as_doc(AS)
+    del doc["code_challenge_methods_supported"], doc["registration_endpoint"]
+    protected.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=doc)
+    outcome = run(mcp())
+    assert outcome.status is Status.UP
+    assert len(outcome.warnings) == 2
+
+
+def test_a_resource_metadata_url_on_a_private_address_is_blocked(mock):
+    header = 'Bearer resource_metadata="http://169.254.169.254/latest/meta-data"'
+    mock.post(URL).mock(return_value=httpx.Response(401, headers={"www-authenticate": header}))
+    metadata = mock.get(url__startswith="http://169.254.169.254/").respond(200)
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.BLOCKED_ADDRESS
+    assert "169.254.169.254 is a link-local address" in outcome.reason
+    assert not metadata.called
+
+
+def test_an_authorization_server_resolving_privately_is_blocked(protected, dns):
+    dns["login.example.com"] = ["192.168.0.10"]
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    assert run(mcp()).kind is FailureKind.BLOCKED_ADDRESS
+
+
+def test_metadata_redirect_is_followed_through_the_guard(protected, dns):
+    dns["cdn.example.net"] = ["10.0.0.9"]
+    protected.get(PRM_PATH).respond(307, headers={"location": "https://cdn.example.net/prm"})
+    assert run(mcp()).kind is FailureKind.BLOCKED_ADDRESS
+
+
+def test_401_without_www_authenticate_still_runs_discovery(mock):
+    mock.post(URL).mock(return_value=httpx.Response(401))
+    mock.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    mock.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS))
+    assert run(mcp()).status is Status.UP

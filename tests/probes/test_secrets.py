@@ -1,0 +1,71 @@
+"""Header values never show: not in an outcome, its JSON, its repr, a warning or a log line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+import httpx
+import pytest
+from probe_support import URL, FakeMcp, mcp, rpc_error, run
+
+from probes import runner
+from probes.runner import ProbeEnv, outcome_to_json, run_batch
+
+SECRET = "sk-live-4f9a8b7c6d5e"
+HEADERS = (("Authorization", f"Bearer {SECRET}"), ("X-Api-Key", "key-0123456789"))
+
+
+def leaks(outcome, *texts: str) -> list[str]:
+    shown = [repr(outcome), json.dumps(outcome_to_json(outcome)), *outcome.warnings, *texts]
+    return [text for text in shown if SECRET in text or "key-0123456789" in text]
+
+
+def echo(request: httpx.Request) -> str:
+    return request.headers.get("authorization", "") + " " + request.headers.get("x-api-key", "")
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda r: httpx.Response(500, text=f"bad token {echo(r)}"),
+        lambda r: httpx.Response(400, json=rpc_error(-32000, f"rejected {echo(r)}")),
+        lambda r: httpx.Response(200, json=rpc_error(-32603, f"nope {echo(r)}", 1)),
+        lambda r: httpx.Response(200, html=f"<title>{echo(r)}</title>"),
+        lambda r: httpx.Response(403, text=echo(r)),
+    ],
+)
+def test_a_server_echoing_the_key_into_its_answer_does_not_leak_it(mock, answer):
+    mock.post(URL).mock(side_effect=answer)
+    mock.get(URL).respond(405)
+    outcome = run(mcp(headers=HEADERS))
+    assert outcome.reason
+    assert leaks(outcome) == []
+
+
+def test_a_server_echoing_the_key_into_its_name_does_not_leak_it(mock):
+    fake = FakeMcp(server_info={"name": f"srv {SECRET}", "version": SECRET})
+    mock.route(url=URL).mock(side_effect=fake)
+    outcome = run(mcp(headers=HEADERS, required_tools=(SECRET[:3],)))
+    assert leaks(outcome) == []
+
+
+def test_a_crashing_check_logs_no_header_value(monkeypatch, caplog, server):
+    async def broken(config, conn, *, deadline):
+        raise RuntimeError(f"boom with {dict(config.headers)}")
+
+    monkeypatch.setattr(runner, "check_mcp", broken)
+    with caplog.at_level(logging.DEBUG):
+        [(_, outcome)] = asyncio.run(run_batch([(1, mcp(headers=HEADERS))], ProbeEnv()))
+    assert "RuntimeError" in caplog.text
+    assert SECRET not in caplog.text
+    assert "key-0123456789" not in caplog.text
+    assert leaks(outcome) == []
+
+
+def test_no_log_line_of_a_normal_check_holds_a_header_value(server, caplog):
+    with caplog.at_level(logging.DEBUG):
+        outcome = run(mcp(headers=HEADERS))
+    assert SECRET not in caplog.text
+    assert leaks(outcome) == []
