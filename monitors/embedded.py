@@ -15,7 +15,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from django.db import close_old_connections
+from django.db import connections
 from django.utils import timezone
 
 from monitors import services
@@ -88,4 +88,8 @@ class EmbeddedWorker:
         except Exception:
             logger.exception("embedded worker: step failed")
         finally:
-            close_old_connections()
+            # Close this thread's connections after every step: pool threads outlive the
+            # worker's stop without a hook to close theirs, and each left a PostgreSQL session
+            # open (CONN_MAX_AGE) until the process exited. A step is seconds apart or runs a
+            # whole batch, so reconnecting costs nothing that matters.
+            connections.close_all()

@@ -29,7 +29,8 @@ def upper_bound(bucket: int) -> float:
 
 def histogram_of(times: Iterable[float]) -> Histogram:
     """Return the sparse histogram of ``times`` (milliseconds)."""
-    counts = Counter(bucket_of(ms) for ms in times)
+    # A non-finite time is no measurement; it must not break a whole rollup.
+    counts = Counter(bucket_of(ms) for ms in times if math.isfinite(ms))
     return [[bucket, count] for bucket, count in sorted(counts.items())]
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import QuerySet
@@ -75,7 +75,9 @@ def results_of(
 
 def uptime_of(*, healthcheck: Healthcheck, start: datetime, end: datetime) -> dict[str, Any]:
     """Sum the hourly rollups of hours that overlap [start, end), per region and overall."""
-    first_hour = start.replace(minute=0, second=0, microsecond=0)
+    # Truncate in UTC: rollup hours are UTC hours, and a window given at +05:30 truncated in
+    # its own zone would start half an hour late and miss the hour it starts in.
+    first_hour = start.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
     rollups = Rollup.objects.filter(
         healthcheck=healthcheck, period=Rollup.Period.HOUR, start__gte=first_hour, start__lt=end
     ).values_list("region__slug", "runs", "failures", "degraded", "histogram")

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
-from django.db import transaction
+from django.db import connection, models, transaction
 
 from monitors import latency
 from monitors.errors import ConfigInvalid, ServiceError
@@ -213,8 +214,11 @@ def healthcheck_delete(*, healthcheck: Healthcheck) -> None:
 
 
 def healthcheck_pause(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck:
-    """Stop checking; the status reads paused until resumed."""
+    """Stop checking; the status reads paused until resumed, and the change is recorded."""
     with transaction.atomic():
+        locked = Healthcheck.objects.select_for_update().get(pk=healthcheck.pk)
+        if locked.status != Status.PAUSED:
+            _record_status_change(locked, to=Status.PAUSED, reason="Paused", now=now)
         Healthcheck.objects.filter(pk=healthcheck.pk).update(
             paused=True, status=Status.PAUSED, status_changed_at=now, next_check_at=None, updated_at=now
         )
@@ -240,6 +244,7 @@ def healthcheck_resume(*, healthcheck: Healthcheck, now: datetime) -> Healthchec
         if updated:
             # Old region verdicts are from before the pause: start from pending everywhere.
             RegionState.objects.filter(healthcheck=healthcheck).delete()
+            _record_status_change(healthcheck, to=Status.PENDING, reason="Resumed", now=now)
     healthcheck.refresh_from_db()
     return healthcheck
 
@@ -268,6 +273,13 @@ def demo_bootstrap(*, org_slug: str = "demo", username: str = "admin") -> dict[s
 
 
 RULE_FIELDS = ("recheck_count", "recheck_delay_seconds", "quorum", "degraded_threshold_ms")
+
+
+def _record_status_change(healthcheck: Healthcheck, *, to: Status, reason: str, now: datetime) -> None:
+    """Store a status change that an operator caused (pause, resume) in the same outbox as the rules'."""
+    StatusChange.objects.create(
+        healthcheck=healthcheck, at=now, from_status=healthcheck.status, to_status=to, reason=reason
+    )
 
 
 def _schedule(healthcheck: Healthcheck, *, now: datetime) -> None:
@@ -394,18 +406,25 @@ def outcomes_record(*, region_slug: str, results: Sequence[RunResult], now: date
     """
     if not results:
         return []
-    region = Region.objects.get(slug=region_slug)
+    regions = {region.slug: region for region in Region.objects.all()}
+    if region_slug not in regions:
+        raise Region.DoesNotExist(f"no region {region_slug!r}")
+    region = regions[region_slug]
     ids = sorted({result.healthcheck_id for result in results})
     rechecks: list[Recheck] = []
     with transaction.atomic():
         healthchecks = {
-            hc.id: hc for hc in Healthcheck.objects.select_for_update().filter(id__in=ids).order_by("id")
+            hc.id: hc
+            for hc in Healthcheck.objects.select_for_update()
+            .filter(id__in=ids)
+            .order_by("id")
+            .only(*RECORDER_FIELDS)
         }
         live = [result for result in results if result.healthcheck_id in healthchecks]
-        ProbeResult.objects.bulk_create(
-            [_result_row(result, region, now) for result in live], ignore_conflicts=True, batch_size=1000
+        _insert_rows(ProbeResult, [_result_row(result, region, now) for result in live])
+        book = _StateBook.load(
+            healthchecks, region, now, region_slugs={r.id: r.slug for r in regions.values()}
         )
-        book = _StateBook.load(healthchecks, region, now)
         for result in sorted(live, key=lambda r: (r.healthcheck_id, r.slot, r.attempt)):
             healthcheck = healthchecks[result.healthcheck_id]
             recheck = book.apply(healthcheck, result)
@@ -415,32 +434,145 @@ def outcomes_record(*, region_slug: str, results: Sequence[RunResult], now: date
     return rechecks
 
 
+def _insert_rows(
+    model: type[models.Model],
+    objs: Sequence[models.Model],
+    *,
+    unique_fields: Sequence[str] = (),
+    update_fields: Sequence[str] = (),
+) -> None:
+    """Insert ``objs``, skipping rows that conflict, or updating ``update_fields`` where given.
+
+    Without ``update_fields`` this is ``bulk_create(ignore_conflicts=True)``, with them an upsert
+    on ``unique_fields``. On PostgreSQL the rows travel as one jsonb parameter expanded by
+    jsonb_populate_recordset: Django's bulk_create prepares every value of every row in Python,
+    which was half of the recorder's CPU time (monitors.bench record). Same rows either way.
+    """
+    if not objs:
+        return
+    if connection.vendor == "postgresql":
+        fields = [field for field in model._meta.concrete_fields if not field.primary_key]
+        try:
+            payload = json.dumps(
+                [{field.column: getattr(obj, field.attname) for field in fields} for obj in objs],
+                default=_json_default,
+                allow_nan=False,  # JSON has no NaN; those (never seen) rows take the ORM path
+                separators=(",", ":"),
+            )
+        except ValueError:
+            payload = None
+        if payload is not None:
+            quote = connection.ops.quote_name
+            table = quote(model._meta.db_table)
+            columns = ", ".join(quote(field.column) for field in fields)
+            if update_fields:
+                targets = ", ".join(quote(model._meta.get_field(name).column) for name in unique_fields)
+                updates = ", ".join(
+                    f"{quote(column)} = EXCLUDED.{quote(column)}"
+                    for column in (model._meta.get_field(name).column for name in update_fields)
+                )
+                conflict = f"ON CONFLICT ({targets}) DO UPDATE SET {updates}"
+            else:
+                conflict = "ON CONFLICT DO NOTHING"
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"INSERT INTO {table} ({columns}) SELECT {columns} "  # noqa: S608 (names from the model)
+                    f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) {conflict}",
+                    [payload],
+                )
+            return
+    if update_fields:
+        model._default_manager.bulk_create(
+            objs,
+            batch_size=1000,
+            update_conflicts=True,
+            unique_fields=list(unique_fields),
+            update_fields=list(update_fields),
+        )
+    else:
+        model._default_manager.bulk_create(objs, batch_size=1000, ignore_conflicts=True)
+
+
+def _json_default(value: object) -> str:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+# What the recorder reads of a healthcheck. Loading only these keeps the config and the secret
+# headers out of the locked read; a field read but not listed costs a query per healthcheck.
+RECORDER_FIELDS = (
+    "id",
+    "status",
+    "status_changed_at",
+    "tool_digest",
+    "paused",
+    "interval_seconds",
+    "recheck_count",
+    "recheck_delay_seconds",
+    "quorum",
+    "degraded_threshold_ms",
+)
+
+STATE_FIELDS = [
+    "status",
+    "since",
+    "last_slot",
+    "last_attempt",
+    "last_result_at",
+    "response_ms",
+    "kind",
+    "reason",
+    "missing_tools",
+]
+
+
 class _StateBook:
     """Hold the region states and healthchecks one batch touches, and write them back at once."""
 
     def __init__(self, region: Region, now: datetime) -> None:
         self.region = region
         self.now = now
+        # This region's states, written back by save(); the other regions' are only read.
         self.states: dict[tuple[int, int], RegionState] = {}
+        self.peers: dict[tuple[int, int], _PeerState] = {}
         self.region_slugs: dict[int, str] = {}
         self.configured: dict[int, list[int]] = defaultdict(list)
         self.new_states: list[RegionState] = []
         self.dirty_states: set[int] = set()
         self.dirty_checks: dict[int, Healthcheck] = {}
+        # Which of a dirty healthcheck's fields changed, so save() writes each group with one UPDATE.
+        self.status_changed: set[int] = set()
+        self.digest_changed: set[int] = set()
+        self.new_tool_lists: dict[tuple[int, str], ToolList] = {}
         self.status_changes: list[StatusChange] = []
         self.tool_changes: list[ToolChange] = []
 
     @classmethod
-    def load(cls, healthchecks: Mapping[int, Healthcheck], region: Region, now: datetime) -> _StateBook:
+    def load(
+        cls,
+        healthchecks: Mapping[int, Healthcheck],
+        region: Region,
+        now: datetime,
+        *,
+        region_slugs: Mapping[int, str],
+    ) -> _StateBook:
         book = cls(region, now)
         ids = list(healthchecks)
-        book.region_slugs = dict(Region.objects.values_list("id", "slug"))
+        book.region_slugs = dict(region_slugs)
         for hc_id, region_id in Healthcheck.regions.through.objects.filter(
             healthcheck_id__in=ids
         ).values_list("healthcheck_id", "region_id"):
             book.configured[hc_id].append(region_id)
-        for state in RegionState.objects.filter(healthcheck_id__in=ids):
+        for state in RegionState.objects.filter(healthcheck_id__in=ids, region=region):
             book.states[(state.healthcheck_id, state.region_id)] = state
+        # Tuples, not model instances, for the states only read: instances cost most of a batch.
+        for hc_id, region_id, *fields in (
+            RegionState.objects.filter(healthcheck_id__in=ids)
+            .exclude(region=region)
+            .values_list("healthcheck_id", "region_id", *_PeerState._fields)
+        ):
+            book.peers[(hc_id, region_id)] = _PeerState(*fields)
         return book
 
     def apply(self, healthcheck: Healthcheck, result: RunResult) -> Recheck | None:
@@ -460,11 +592,13 @@ class _StateBook:
         )
         state.last_slot, state.last_attempt = result.slot, result.attempt
         state.last_result_at = result.checked_at
-        state.response_ms = outcome.timings.total_ms
         if verdict.status is not None:
             if verdict.status != state.status:
                 state.since = self.now
             state.status = verdict.status
+            # Only a decided run's time is the region's response time: a failed run awaiting its
+            # recheck (a 10 s timeout) would otherwise make a region that still counts as up "slow".
+            state.response_ms = outcome.timings.total_ms
             state.kind = outcome.kind.value if outcome.kind else ""
             state.reason = outcome.reason
             state.missing_tools = list(outcome.missing_tools)
@@ -476,26 +610,28 @@ class _StateBook:
         return None
 
     def save(self) -> None:
-        RegionState.objects.bulk_create(self.new_states, batch_size=1000)
-        dirty = [state for state in self.states.values() if state.pk and id(state) in self.dirty_states]
-        RegionState.objects.bulk_update(
-            dirty,
-            [
-                "status",
-                "since",
-                "last_slot",
-                "last_attempt",
-                "last_result_at",
-                "response_ms",
-                "kind",
-                "reason",
-                "missing_tools",
-            ],
-            batch_size=500,
+        # New and changed states go in one upsert. bulk_update would build a CASE WHEN per row
+        # and field: ~5 ms of Python per 10 rows, the recorder's whole budget (monitors.bench).
+        # The healthcheck rows are locked, so no other recorder writes these states meanwhile.
+        changed = [state for state in self.states.values() if not state.pk or id(state) in self.dirty_states]
+        _insert_rows(
+            RegionState, changed, unique_fields=["healthcheck", "region"], update_fields=STATE_FIELDS
         )
-        Healthcheck.objects.bulk_update(
-            list(self.dirty_checks.values()), ["status", "status_changed_at", "tool_digest"], batch_size=500
-        )
+        # A batch's status changes share their time and mostly their value, and a new tool list
+        # is usually one server's for many checks: one UPDATE per distinct value, not per row.
+        by_status: dict[tuple[str, datetime | None], list[int]] = defaultdict(list)
+        for hc_id in self.status_changed:
+            healthcheck = self.dirty_checks[hc_id]
+            by_status[(healthcheck.status, healthcheck.status_changed_at)].append(hc_id)
+        for (status, changed_at), hc_ids in by_status.items():
+            Healthcheck.objects.filter(id__in=hc_ids).update(status=status, status_changed_at=changed_at)
+        by_digest: dict[str, list[int]] = defaultdict(list)
+        for hc_id in self.digest_changed:
+            by_digest[self.dirty_checks[hc_id].tool_digest].append(hc_id)
+        for digest, hc_ids in by_digest.items():
+            Healthcheck.objects.filter(id__in=hc_ids).update(tool_digest=digest)
+        # A digest seen before (a tool list that flapped back) keeps its first row.
+        ToolList.objects.bulk_create(self.new_tool_lists.values(), batch_size=1000, ignore_conflicts=True)
         StatusChange.objects.bulk_create(self.status_changes, batch_size=1000)
         ToolChange.objects.bulk_create(self.tool_changes, batch_size=1000)
 
@@ -507,12 +643,17 @@ class _StateBook:
             self.new_states.append(state)
         return self.states[key]
 
+    def _state_at(self, hc_id: int, region_id: int) -> RegionState | _PeerState | None:
+        if region_id == self.region.id:
+            return self.states.get((hc_id, region_id))
+        return self.peers.get((hc_id, region_id))
+
     def _mark(self, state: RegionState) -> None:
         self.dirty_states.add(id(state))
 
     def _decide(self, healthcheck: Healthcheck) -> None:
         regions = {
-            self.region_slugs[region_id]: _rule_state(self.states.get((healthcheck.id, region_id)))
+            self.region_slugs[region_id]: _rule_state(self._state_at(healthcheck.id, region_id))
             for region_id in self.configured[healthcheck.id]
         }
         policy = HealthPolicy(
@@ -527,7 +668,7 @@ class _StateBook:
             {
                 tool
                 for region_id in self.configured[healthcheck.id]
-                if (state := self.states.get((healthcheck.id, region_id))) and state.status == Status.DOWN
+                if (state := self._state_at(healthcheck.id, region_id)) and state.status == Status.DOWN
                 for tool in state.missing_tools
             }
         )
@@ -545,6 +686,7 @@ class _StateBook:
         healthcheck.status = verdict.status
         healthcheck.status_changed_at = self.now
         self.dirty_checks[healthcheck.id] = healthcheck
+        self.status_changed.add(healthcheck.id)
 
     def _follow_tools(self, healthcheck: Healthcheck, outcome: ProbeOutcome) -> None:
         """Store a new tool list once per digest, and an event when a tool went away or got stricter."""
@@ -552,13 +694,17 @@ class _StateBook:
         if not digest or digest == healthcheck.tool_digest or (not outcome.tools and outcome.tool_count):
             return
         tools = [{"name": tool.name, "required_inputs": list(tool.required_inputs)} for tool in outcome.tools]
-        ToolList.objects.get_or_create(
-            healthcheck=healthcheck, digest=digest, defaults={"tools": tools, "first_seen_at": self.now}
+        # Written by save() in one insert; a digest already stored keeps its row.
+        self.new_tool_lists.setdefault(
+            (healthcheck.id, digest),
+            ToolList(healthcheck=healthcheck, digest=digest, tools=tools, first_seen_at=self.now),
         )
         if healthcheck.tool_digest:
-            previous = ToolList.objects.filter(
-                healthcheck=healthcheck, digest=healthcheck.tool_digest
-            ).first()
+            previous = self.new_tool_lists.get((healthcheck.id, healthcheck.tool_digest))
+            if previous is None:
+                previous = ToolList.objects.filter(
+                    healthcheck=healthcheck, digest=healthcheck.tool_digest
+                ).first()
             if previous is not None:
                 diff = tool_diff(_tool_infos(previous.tools), outcome.tools)
                 if diff.matters:
@@ -576,6 +722,7 @@ class _StateBook:
                     )
         healthcheck.tool_digest = digest
         self.dirty_checks[healthcheck.id] = healthcheck
+        self.digest_changed.add(healthcheck.id)
 
 
 def stale_after(healthcheck: Healthcheck) -> timedelta:
@@ -584,7 +731,18 @@ def stale_after(healthcheck: Healthcheck) -> timedelta:
     return timedelta(seconds=3 * healthcheck.interval_seconds + slack)
 
 
-def _rule_state(state: RegionState | None) -> RuleRegionState:
+class _PeerState(NamedTuple):
+    """Another region's state as the rules read it (RegionState's fields of the same names)."""
+
+    status: str
+    last_result_at: datetime | None
+    response_ms: float | None
+    kind: str
+    reason: str
+    missing_tools: list[str]
+
+
+def _rule_state(state: RegionState | _PeerState | None) -> RuleRegionState:
     if state is None:
         return RuleRegionState(status=Status.PENDING, last_result_at=None)
     return RuleRegionState(

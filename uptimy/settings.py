@@ -119,7 +119,13 @@ CELERY_TASK_ROUTES = {
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("UPTIMY_VISIBILITY_TIMEOUT", default=300)}
+# Workers look for such messages every unacked_restore_interval (10 s), but kombu's default
+# throttle scans only every 10th time: without throttle 1 the message came back up to 100 s
+# late (tests/e2e proves the bound).
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("UPTIMY_VISIBILITY_TIMEOUT", default=300),
+    "unacked_restore_throttle": 1,
+}
 UPTIMY_TICK_SECONDS = env.float("UPTIMY_TICK_SECONDS", default=2.0)
 CELERY_BEAT_SCHEDULE = {
     "dispatch-due": {"task": "monitors.dispatch_due", "schedule": UPTIMY_TICK_SECONDS},

@@ -391,3 +391,22 @@ def test_update_to_an_interval_below_the_plan_minimum_is_refused_and_keeps_the_c
 
     assert response.status_code == 400
     assert stored(body).interval_seconds == 300
+
+
+def test_pause_and_resume_are_recorded_as_status_changes(client, mcp_check):
+    client.post(detail(mcp_check) + "pause/")
+    client.post(detail(mcp_check) + "resume/")
+
+    changes = client.get(detail(mcp_check) + "status-changes/").json()["results"]
+
+    assert [(c["from_status"], c["to_status"], c["reason"]) for c in changes] == [
+        ("paused", "pending", "Resumed"),
+        ("pending", "paused", "Paused"),
+    ]
+
+
+def test_pausing_a_paused_check_records_nothing_more(client, mcp_check):
+    client.post(detail(mcp_check) + "pause/")
+    client.post(detail(mcp_check) + "pause/")
+
+    assert len(client.get(detail(mcp_check) + "status-changes/").json()["results"]) == 1

@@ -1,0 +1,377 @@
+"""Run real checks against loopback servers: batches, execute_batch, the Celery tick, the embedded worker."""
+
+from __future__ import annotations
+
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from monitors import tasks
+from monitors.embedded import EmbeddedWorker
+from monitors.execution import BATCH_SIZE, batches_for, execute_batch
+from monitors.models import Healthcheck, ProbeResult, Region, RegionState
+from monitors.scheduling import Claim
+from monitors.services import healthcheck_create, healthcheck_pause
+from probes.types import CheckType
+
+SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
+REGIONS = ("ap-southeast", "eu-west", "us-east")
+FAST_MCP = Path(__file__).resolve().parents[1] / "peers" / "servers" / "fast_mcp.py"
+
+
+@pytest.fixture(scope="module")
+def fast_mcp() -> Iterator[str]:
+    """Serve tests/peers/servers/fast_mcp.py on loopback; return its MCP URL."""
+    process = subprocess.Popen([sys.executable, str(FAST_MCP), "--tools", "3"], stdout=subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        url = process.stdout.readline().decode().strip() if ready else ""
+        assert url, "fast_mcp.py printed no URL"
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"hello from loopback"
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def refused_url() -> str:
+    """Return a loopback URL whose port nobody listens on: connection refused, at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture
+def make(org, settings) -> Callable[..., Healthcheck]:
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+
+    def make(
+        uri: str, *, check_type: CheckType = CheckType.MCP, now: datetime = SLOT, **rules
+    ) -> Healthcheck:
+        config = {"uri": uri, "timeout": 5}
+        regions = rules.pop("regions", None)
+        return healthcheck_create(
+            organization=org,
+            name="loopback",
+            check_type=check_type,
+            config=config,
+            now=now,
+            region_slugs=regions,
+            rules=rules,
+        )
+
+    return make
+
+
+class Captured:
+    """Stand in for a broker: remember what execute_batch asks to enqueue."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list, float]] = []
+
+    def __call__(self, region: str, items: list, delay: float = 0) -> None:
+        self.calls.append((region, items, delay))
+
+
+# --- batches_for -----------------------------------------------------------------------------
+
+
+def test_batches_for_makes_one_batch_per_region_of_scheduled_runs():
+    claims = [
+        Claim(1, SLOT, ("eu-west", "us-east")),
+        Claim(2, SLOT + timedelta(seconds=3), ("eu-west",)),
+    ]
+
+    assert batches_for(claims) == [
+        ("eu-west", [[1, "2026-11-29T12:00:07+00:00", 0], [2, "2026-11-29T12:00:10+00:00", 0]]),
+        ("us-east", [[1, "2026-11-29T12:00:07+00:00", 0]]),
+    ]
+
+
+def test_batches_for_splits_a_big_region_into_batches_of_the_batch_size():
+    claims = [Claim(index, SLOT, ("eu-west",)) for index in range(BATCH_SIZE * 2 + 1)]
+
+    sizes = [len(items) for _, items in batches_for(claims)]
+
+    assert sizes == [BATCH_SIZE, BATCH_SIZE, 1]
+
+
+def test_batches_for_nothing_is_nothing():
+    assert batches_for([]) == []
+
+
+# --- execute_batch ---------------------------------------------------------------------------
+
+
+def test_execute_batch_runs_an_mcp_check_and_records_it(make, fast_mcp):
+    healthcheck = make(fast_mcp)
+
+    count = execute_batch("eu-west", [[healthcheck.id, SLOT.isoformat(), 0]], enqueue=Captured())
+
+    assert count == 1
+    result = ProbeResult.objects.get(healthcheck=healthcheck)
+    assert (result.region.slug, result.slot, result.attempt, result.status) == ("eu-west", SLOT, 0, "up")
+    assert (result.server_name, result.tool_count, result.transport) == (
+        "uptimy-fast-mcp",
+        3,
+        "streamable-http",
+    )
+    assert result.total_ms is not None
+    assert RegionState.objects.get(healthcheck=healthcheck).status == "up"
+
+
+def test_execute_batch_runs_an_http_check(make, http_server):
+    healthcheck = make(http_server, check_type=CheckType.HTTP)
+
+    execute_batch("us-east", [[healthcheck.id, SLOT.isoformat(), 0]], enqueue=Captured())
+
+    result = ProbeResult.objects.get(healthcheck=healthcheck)
+    assert (result.status, result.http_status) == ("up", 200)
+
+
+def test_execute_batch_runs_many_checks_in_one_batch(make, fast_mcp, http_server):
+    mcp = [make(fast_mcp) for _ in range(5)]
+    http = [make(http_server, check_type=CheckType.HTTP) for _ in range(5)]
+    items = [[hc.id, SLOT.isoformat(), 0] for hc in mcp + http]
+
+    assert execute_batch("eu-west", items, enqueue=Captured()) == 10
+
+    assert set(ProbeResult.objects.values_list("status", flat=True)) == {"up"}
+    assert ProbeResult.objects.count() == 10
+
+
+def test_execute_batch_enqueues_a_recheck_for_a_failure_with_the_checks_delay(make, refused_url):
+    healthcheck = make(refused_url, recheck_delay_seconds=7)
+    enqueue = Captured()
+
+    execute_batch("eu-west", [[healthcheck.id, SLOT.isoformat(), 0]], enqueue=enqueue)
+
+    assert enqueue.calls == [("eu-west", [[healthcheck.id, SLOT.isoformat(), 1]], 7.0)]
+    result = ProbeResult.objects.get(healthcheck=healthcheck)
+    assert (result.status, result.kind) == ("down", "connect")
+
+
+def test_execute_batch_after_the_last_recheck_marks_the_region_down(make, refused_url):
+    healthcheck = make(refused_url, recheck_count=1, regions=["eu-west"])
+    enqueue = Captured()
+
+    execute_batch("eu-west", [[healthcheck.id, SLOT.isoformat(), 0]], enqueue=enqueue)
+    execute_batch("eu-west", enqueue.calls[0][1], enqueue=enqueue)
+
+    assert len(enqueue.calls) == 1
+    healthcheck.refresh_from_db()
+    assert healthcheck.status == "down"
+    assert healthcheck.status_changes.get().failed_regions == {"eu-west": "connect"}
+
+
+def test_a_redelivered_batch_records_nothing_twice(make, fast_mcp):
+    healthcheck = make(fast_mcp)
+    items = [[healthcheck.id, SLOT.isoformat(), 0]]
+
+    execute_batch("eu-west", items, enqueue=Captured())
+    execute_batch("eu-west", items, enqueue=Captured())
+
+    assert ProbeResult.objects.filter(healthcheck=healthcheck).count() == 1
+    assert healthcheck.status_changes.count() == 1
+
+
+def test_execute_batch_skips_paused_and_deleted_checks(make, fast_mcp, now):
+    paused, deleted = make(fast_mcp), make(fast_mcp)
+    healthcheck_pause(healthcheck=paused, now=now)
+    deleted_id = deleted.id
+    deleted.delete()
+
+    count = execute_batch(
+        "eu-west", [[paused.id, SLOT.isoformat(), 0], [deleted_id, SLOT.isoformat(), 0]], enqueue=Captured()
+    )
+
+    assert count == 0
+    assert not ProbeResult.objects.exists()
+
+
+# --- the Celery tick -------------------------------------------------------------------------
+
+
+def test_dispatch_due_sends_one_batch_per_region_to_its_queue(make, fast_mcp, monkeypatch):
+    healthcheck = make(fast_mcp, now=timezone.now())
+    Healthcheck.objects.filter(pk=healthcheck.pk).update(next_check_at=timezone.now() - timedelta(seconds=1))
+    sent = []
+    monkeypatch.setattr(tasks.run_batch, "apply_async", lambda **kwargs: sent.append(kwargs))
+
+    assert tasks.dispatch_due() == 1
+
+    assert sorted(call["queue"] for call in sent) == [f"probes.{region}" for region in REGIONS]
+    assert {call["args"][1][0][0] for call in sent} == {healthcheck.id}
+    assert {call["countdown"] for call in sent} == {None}
+
+
+def test_a_recheck_goes_to_its_regions_queue_with_its_delay(monkeypatch):
+    sent = []
+    monkeypatch.setattr(tasks.run_batch, "apply_async", lambda **kwargs: sent.append(kwargs))
+
+    tasks.enqueue_celery("us-east", [[1, SLOT.isoformat(), 1]], 5.0)
+
+    assert sent == [
+        {"args": ["us-east", [[1, SLOT.isoformat(), 1]]], "queue": "probes.us-east", "countdown": 5.0}
+    ]
+
+
+# --- the embedded worker ---------------------------------------------------------------------
+
+embedded = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+
+class _OneStepAtATime(EmbeddedWorker):
+    """Run the worker's steps one at a time, as the test database needs on SQLite.
+
+    pytest-django's SQLite test database is in memory with a shared cache, where connections
+    lock whole tables and a blocked one fails at once ("database table is locked") instead of
+    waiting on busy_timeout as the file database of `make run` does. One lock around every
+    step (and the test's own reads) gives the serialized writes a file database would.
+    """
+
+    lock = threading.Lock()
+
+    def _guarded(self, work) -> None:  # type: ignore[no-untyped-def]
+        with self.lock:
+            super()._guarded(work)
+
+
+def run_worker(until: Callable[[], bool], *, seconds: float = 20.0, tick: float = 0.1) -> bool:
+    """Run an EmbeddedWorker in a thread until ``until()`` holds (or time runs out), then stop it."""
+    sqlite = connection.vendor == "sqlite"
+    worker = (_OneStepAtATime if sqlite else EmbeddedWorker)(tick_seconds=tick, threads=2)
+    thread = threading.Thread(target=worker.run_forever)
+
+    def check() -> bool:
+        if not sqlite:
+            return until()
+        with _OneStepAtATime.lock:
+            return until()
+
+    thread.start()
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            if check():
+                return True
+            time.sleep(0.1)
+        return check()
+    finally:
+        worker.stop.set()
+        thread.join(timeout=30)
+        assert not thread.is_alive(), "the embedded worker did not stop"
+        connection.close()
+
+
+def due_now(healthcheck: Healthcheck) -> None:
+    Healthcheck.objects.filter(pk=healthcheck.pk).update(next_check_at=timezone.now() - timedelta(seconds=1))
+
+
+@embedded
+def test_the_embedded_worker_checks_a_due_check_from_every_enabled_region(make, fast_mcp):
+    healthcheck = make(fast_mcp, now=timezone.now())
+    due_now(healthcheck)
+    Region.objects.filter(slug="ap-southeast").update(enabled=False)
+
+    def regions_seen() -> set[str]:
+        return set(ProbeResult.objects.filter(healthcheck=healthcheck).values_list("region__slug", flat=True))
+
+    assert run_worker(lambda: regions_seen() == {"eu-west", "us-east"})
+
+    assert regions_seen() == {"eu-west", "us-east"}
+    assert set(ProbeResult.objects.values_list("status", flat=True)) == {"up"}
+    healthcheck.refresh_from_db()
+    assert healthcheck.status == "up"
+    assert healthcheck.next_check_at > timezone.now() - timedelta(seconds=5)
+
+
+@embedded
+def test_the_embedded_worker_runs_each_slot_once(make, fast_mcp):
+    healthcheck = make(fast_mcp, now=timezone.now())
+    due_now(healthcheck)
+
+    started = time.monotonic()
+
+    def done() -> bool:
+        # Keep ticking for a while after the runs: ten more ticks must claim nothing more.
+        return time.monotonic() - started > 1.0 and ProbeResult.objects.filter(
+            healthcheck=healthcheck
+        ).count() >= len(REGIONS)
+
+    assert run_worker(done)
+
+    # Many ticks, one due slot: one run per region (the next slot is a minute away).
+    assert ProbeResult.objects.filter(healthcheck=healthcheck).count() == len(REGIONS)
+
+
+@embedded
+def test_the_embedded_worker_runs_a_recheck_after_its_delay(make, refused_url):
+    healthcheck = make(
+        refused_url, now=timezone.now(), recheck_count=1, recheck_delay_seconds=1, regions=["eu-west"]
+    )
+    due_now(healthcheck)
+
+    def rechecked() -> bool:
+        return ProbeResult.objects.filter(healthcheck=healthcheck, attempt=1).exists()
+
+    assert run_worker(rechecked), "no recheck ran"
+
+    first = ProbeResult.objects.get(healthcheck=healthcheck, attempt=0)
+    second = ProbeResult.objects.get(healthcheck=healthcheck, attempt=1)
+    assert second.slot == first.slot
+    assert second.checked_at - first.recorded_at >= timedelta(seconds=1)
+    healthcheck.refresh_from_db()
+    assert healthcheck.status == "down"
+
+
+def test_a_batch_enqueued_with_a_delay_waits_for_it():
+    worker = EmbeddedWorker(tick_seconds=60)
+    started: list[tuple] = []
+    worker.pool.submit = lambda fn, *args: started.append(args)  # type: ignore[method-assign]
+    before = time.monotonic()
+
+    worker.enqueue("eu-west", [[1, SLOT.isoformat(), 1]], 30)
+    worker.enqueue("eu-west", [[2, SLOT.isoformat(), 0]])
+    worker._start_due_batches()
+
+    assert len(started) == 1  # only the undelayed batch
+    assert before + 30 <= worker._next_due() <= time.monotonic() + 30
+    worker.pool.shutdown()
