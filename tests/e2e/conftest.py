@@ -1,0 +1,39 @@
+"""Provide the end-to-end stack (tests/e2e/e2e_stack.py) once per module: starting it costs seconds."""
+
+from __future__ import annotations
+
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from e2e_stack import E2EWarning, Stack, require_services
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """Add the tails of the stack's process logs to the report of a failed e2e test."""
+    report: pytest.TestReport = yield
+    running = getattr(item, "funcargs", {}).get("stack")
+    if report.failed and isinstance(running, Stack):
+        running.keep_logs = True
+        report.sections.append((f"e2e process logs (tails; all in {running.tmp})", running.logs()))
+    return report
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[Stack]:
+    admin_url = require_services()
+    # Not under pytest's basetemp: another pytest session on the machine may rotate that away
+    # while this one still runs Redis and writes logs there.
+    running = Stack(Path(tempfile.mkdtemp(prefix="uptimy-e2e-")), admin_url)
+    try:
+        running.start()
+        yield running
+        if running.restarts:
+            # Survived, since production supervises its workers; but a worker should reconnect,
+            # not exit (celery/kombu 5.7 can exit when Redis restarts while it holds a batch).
+            warnings.warn(E2EWarning(f"workers exited and were restarted: {running.restarts}"), stacklevel=1)
+    finally:
+        running.close()
