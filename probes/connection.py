@@ -6,9 +6,10 @@ figures of its first request are real rather than a warm pool's zeros; only the
 
 Names are resolved here (:func:`resolve_name`, replaceable in tests), every address passes the
 address guard, and the socket is opened to the address that was checked, while the Host header
-and the TLS SNI and certificate check keep the host name. httpx still does the HTTP/1.1 work:
-a custom httpcore network backend only decides where the socket goes. respx patches httpcore's
-connection pool, so unit tests reach this module's pinning and guard but not its sockets.
+and the TLS SNI and certificate check keep the host name. The HTTP/1.1 work is
+``probes.wire`` (h11 over an asyncio protocol); httpx only parses URLs. The unit
+tests replace :func:`open_stream` with an in-memory server that answers from respx routes, so
+they exercise everything here and in ``probes.wire`` but the socket itself.
 
 The breakdown follows monitoring products: ``dns_ms``, ``tcp_ms`` and ``tls_ms`` are the phases
 of the first request, and ``ttfb_ms`` is its wait, from the request being sent on the open
@@ -23,18 +24,24 @@ import re
 import socket
 import ssl
 import time
-from typing import Any
 
-import httpcore
 import httpx
 
-from probes import netguard
+from probes import netguard, wire
 from probes.netguard import IPAddress
 from probes.types import FailureKind, Timings
+from probes.wire import Response
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
 DISCARD_BYTES = 64 * 1024
 CAP_WORDS = "5 MiB"
+# How long to wait for the end of an event stream whose answer has been read: servers end it
+# at once, and waiting that long is cheaper than a new connection (and its TLS handshake).
+SSE_END_BUDGET = 0.05
+_SCHEMES = frozenset({"http", "https"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_BASE_NAMES = frozenset({"host", "user-agent", "accept-encoding"})
 
 
 class CheckFailed(Exception):
@@ -63,7 +70,7 @@ async def resolve_name(host: str, port: int) -> list[IPAddress]:
 
 
 def host_of(url: httpx.URL) -> str:
-    """Return the host as httpcore names it when connecting (IDNA-encoded, no brackets)."""
+    """Return the host as a connection names it (IDNA-encoded, lower-case, no brackets)."""
     return url.raw_host.decode("ascii").lower()
 
 
@@ -79,9 +86,9 @@ def _default_port(url: httpx.URL) -> int:
     return 443 if url.scheme == "https" else 80
 
 
-def media_type(response: httpx.Response) -> str:
+def media_type(response: Response) -> str:
     """Return the response's media type, lower-cased, without parameters ("" when absent)."""
-    value: str = response.headers.get("content-type", "")
+    value = response.headers.get("content-type") or ""
     return value.split(";", 1)[0].strip().lower()
 
 
@@ -110,166 +117,124 @@ def text_message(body: bytes, mtype: str) -> str:
     return sanitize(text)
 
 
-class _Stream(httpcore.AsyncNetworkStream):
-    """Carry bytes over asyncio streams; asyncio's own TLS is cheaper than a Python-level BIO."""
+async def open_stream(address: str, port: int) -> wire.Stream:
+    """Open a TCP connection to a checked address.
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, owner: Connection) -> None:
-        self._reader = reader
-        self._writer = writer
-        self._owner = owner
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        try:
-            return await self._reader.read(max_bytes)
-        except OSError as exc:
-            raise httpcore.ReadError(_os_error_words(exc)) from exc
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        try:
-            self._writer.write(buffer)
-            await self._writer.drain()
-        except OSError as exc:
-            raise httpcore.WriteError(_os_error_words(exc)) from exc
-
-    async def aclose(self) -> None:
-        # Abort rather than close: a monitor owes no TLS close_notify, and waiting for one
-        # from a misbehaving peer would hold the connection past the check.
-        self._writer.transport.abort()
-
-    async def start_tls(
-        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        started = time.perf_counter()
-        try:
-            await self._writer.start_tls(ssl_context, server_hostname=server_hostname)
-        except ssl.SSLCertVerificationError as exc:
-            self._writer.transport.abort()
-            raise CheckFailed(
-                FailureKind.TLS, f"TLS handshake failed: {exc.verify_message or exc.reason}"
-            ) from None
-        except (ssl.SSLError, OSError) as exc:
-            self._writer.transport.abort()
-            raise CheckFailed(FailureKind.TLS, f"TLS handshake failed: {_tls_words(exc)}") from None
-        self._owner._record_tls(time.perf_counter() - started)
-        return self
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "ssl_object":
-            return self._writer.get_extra_info("ssl_object")
-        if info == "client_addr":
-            return self._writer.get_extra_info("sockname")
-        if info == "server_addr":
-            return self._writer.get_extra_info("peername")
-        if info == "socket":
-            return self._writer.get_extra_info("socket")
-        if info == "is_readable":
-            # An idle connection with data or EOF waiting was closed by the server.
-            return self._reader.at_eof()
-        return None
-
-
-class _Backend(httpcore.AsyncNetworkBackend):
-    """Open sockets only to addresses the owning Connection resolved and checked."""
-
-    def __init__(self, owner: Connection) -> None:
-        self._owner = owner
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Any = None,
-    ) -> httpcore.AsyncNetworkStream:
-        addresses = self._owner._pinned(host)
-        failure: OSError | None = None
-        for address in addresses:
-            started = time.perf_counter()
-            try:
-                reader, writer = await asyncio.open_connection(str(address), port)
-            except OSError as exc:
-                failure = exc
-                continue
-            self._owner._record_tcp(time.perf_counter() - started)
-            return _Stream(reader, writer, self._owner)
-        shown = f"{host} ({addresses[0]})" if netguard.parse_ip(host) is None else host
-        words = _os_error_words(failure) if failure else "no address to try"
-        raise CheckFailed(FailureKind.CONNECT, f"Connection to {shown} port {port} failed: {words}")
-
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Any = None
-    ) -> httpcore.AsyncNetworkStream:
-        raise CheckFailed(FailureKind.BLOCKED_ADDRESS, "Unix sockets are not checked")
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-
-class _Transport(httpx.AsyncHTTPTransport):
-    """Reuse httpx's request/response mapping around our own pool (and its guarded backend)."""
-
-    def __init__(self, pool: httpcore.AsyncConnectionPool) -> None:
-        self._pool = pool
+    Tests replace this module attribute to carry the exchange over something else (the respx
+    bridge in tests/probes), after the name was resolved and guarded as usual.
+    """
+    return await wire.open_tcp(address, port)
 
 
 class Connection:
-    """Send one check's requests: resolve, guard, connect, time the first request, cap bodies."""
+    """Send one check's requests: resolve, guard, connect, time the first request, cap bodies.
+
+    It keeps the connections it opened and reuses an idle one of the same origin, so a check
+    whose answers all end cleanly runs on a single connection.
+    """
 
     def __init__(self, *, allow_private: bool, user_agent: str, ssl_context: ssl.SSLContext) -> None:
         self.allow_private = allow_private
+        self._ssl_context = ssl_context
+        self._base_headers = [(b"User-Agent", user_agent.encode()), (b"Accept-Encoding", b"identity")]
         self._pins: dict[str, list[IPAddress]] = {}
+        self._conns: list[wire.HttpConnection] = []
         self._dns_ms: float | None = None
         self._tcp_ms: float | None = None
         self._tls_ms: float | None = None
         self._ttfb_ms: float | None = None
         self._sent_first = False
-        pool = httpcore.AsyncConnectionPool(
-            ssl_context=ssl_context,
-            max_connections=8,
-            http1=True,
-            http2=False,
-            retries=0,
-            network_backend=_Backend(self),
-        )
-        self._client = httpx.AsyncClient(
-            transport=_Transport(pool),
-            headers={"User-Agent": user_agent, "Accept-Encoding": "identity"},
-            follow_redirects=False,
-            trust_env=False,
-            # One deadline covers the whole check (asyncio.timeout_at in the callers); per-read
-            # timeouts would let a slow drip stretch it.
-            timeout=None,  # noqa: S113
-        )
 
     async def aclose(self) -> None:
-        await self._client.aclose()
+        for conn in self._conns:
+            conn.close()
+        self._conns.clear()
 
     async def send(
         self, method: str, url: httpx.URL, *, headers: list[tuple[str, str]], content: bytes | None = None
-    ) -> httpx.Response:
-        """Return the streamed response to one request; never follows redirects.
+    ) -> Response:
+        """Return the response to one request, its body not yet read; never follows redirects.
 
         Raises :class:`CheckFailed` for refused addresses and DNS, TCP, TLS or HTTP transport
-        failures. The caller reads the body with :meth:`read_body` and closes the response.
+        failures. The caller reads the body (:meth:`read_body`, :meth:`discard` or
+        ``read_chunk``) and closes the response, which keeps the connection when the body ended.
         """
-        await self.pin(url)
+        host = host_of(url)
+        if host not in self._pins or url.scheme not in _SCHEMES:
+            await self.pin(url)
+        scheme = url.scheme
+        port = url.port or _DEFAULT_PORTS[scheme]
+        origin = (scheme, host, port)
         first = not self._sent_first
         self._sent_first = True
-        request = self._client.build_request(method, url, headers=headers, content=content)
         started = time.perf_counter()
+        wire_headers = [(b"Host", url.netloc), *self._base_headers]
+        if headers:
+            wire_headers = _merge_headers(wire_headers, headers)
+        if content is not None or method in _BODY_METHODS:
+            wire_headers.append((b"Content-Length", str(len(content or b"")).encode()))
+        raw_method, target = method.encode(), url.raw_path
+        conn = next((c for c in self._conns if c.origin == origin and c.reusable()), None)
+        if conn is not None:
+            try:
+                return Response(conn, await conn.request(raw_method, target, wire_headers, content), host)
+            except wire.WireError as exc:
+                if not exc.unanswered:
+                    raise _wire_failure(exc, host, reading=False) from None
+                # No byte of an answer: the server closed the kept connection as the request
+                # went out (an idle timeout racing us), so send it once on a new connection.
+        conn = await self._open(origin)
         try:
-            response = await self._client.send(request, stream=True)
-        except httpx.TransportError as exc:
-            raise _transport_failure(exc, url) from None
+            head = await conn.request(raw_method, target, wire_headers, content)
+        except wire.WireError as exc:
+            raise _wire_failure(exc, host, reading=False) from None
         if first:
             elapsed = (time.perf_counter() - started) * 1000
             self._ttfb_ms = max(0.0, elapsed - (self._tcp_ms or 0.0) - (self._tls_ms or 0.0))
-        return response
+        return Response(conn, head, host)
+
+    async def _open(self, origin: tuple[str, str, int]) -> wire.HttpConnection:
+        scheme, host, port = origin
+        addresses = self._pinned(host)
+        failure: OSError | None = None
+        for address in addresses:
+            started = time.perf_counter()
+            try:
+                stream = await open_stream(str(address), port)
+            except OSError as exc:
+                failure = exc
+                continue
+            if self._tcp_ms is None:
+                self._tcp_ms = (time.perf_counter() - started) * 1000
+            break
+        else:
+            shown = f"{host} ({addresses[0]})" if netguard.parse_ip(host) is None else host
+            words = wire.os_error_words(failure) if failure else "no address to try"
+            raise CheckFailed(FailureKind.CONNECT, f"Connection to {shown} port {port} failed: {words}")
+        conn = wire.HttpConnection(stream, origin)
+        self._conns.append(conn)
+        if scheme == "https":
+            await self._start_tls(conn, host)
+        return conn
+
+    async def _start_tls(self, conn: wire.HttpConnection, host: str) -> None:
+        started = time.perf_counter()
+        try:
+            await conn.stream.start_tls(self._ssl_context, server_hostname=host)
+        except ssl.SSLCertVerificationError as exc:
+            conn.close()
+            raise CheckFailed(
+                FailureKind.TLS, f"TLS handshake failed: {exc.verify_message or exc.reason}"
+            ) from None
+        except (ssl.SSLError, OSError) as exc:
+            conn.close()
+            raise CheckFailed(FailureKind.TLS, f"TLS handshake failed: {_tls_words(exc)}") from None
+        if self._tls_ms is None:
+            self._tls_ms = (time.perf_counter() - started) * 1000
 
     async def pin(self, url: httpx.URL) -> None:
         """Resolve the URL's host once, refuse it when the guard says so, and remember the answer."""
-        if url.scheme not in ("http", "https"):
+        if url.scheme not in _SCHEMES:
             raise CheckFailed(FailureKind.BLOCKED_ADDRESS, f"{shown_url(url)} is not an http(s) URL")
         host = host_of(url)
         if host in self._pins:
@@ -299,39 +264,44 @@ class Connection:
                 raise CheckFailed(FailureKind.BLOCKED_ADDRESS, why)
         self._pins[host] = addresses
 
-    async def read_body(self, response: httpx.Response, cap: int = MAX_BODY_BYTES) -> bytes:
+    async def read_body(self, response: Response, cap: int = MAX_BODY_BYTES) -> bytes:
         """Return the whole body, refusing more than ``cap`` bytes before reading them all."""
-        declared = response.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > cap:
+        declared = response.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > cap:
             await response.aclose()
             raise CheckFailed(FailureKind.TOO_LARGE, too_large_words(cap), http_status=response.status_code)
         chunks: list[bytes] = []
         size = 0
         try:
-            async for chunk in response.aiter_bytes():
+            while chunk := await response.read_chunk():
                 size += len(chunk)
                 if size > cap:
                     raise CheckFailed(
                         FailureKind.TOO_LARGE, too_large_words(cap), http_status=response.status_code
                     )
                 chunks.append(chunk)
-        except httpx.TransportError as exc:
-            raise _transport_failure(exc, response.request.url, reading=True) from None
+        except wire.WireError as exc:
+            raise _wire_failure(exc, response.host, reading=True) from None
         finally:
             await response.aclose()
         return b"".join(chunks)
 
-    async def discard(self, response: httpx.Response) -> None:
+    async def discard(self, response: Response) -> None:
         """Read and drop a small body so the connection can carry the next request.
 
-        Closing an unread response makes httpcore drop the connection, and a fresh one
-        would cost a handshake; an event stream is closed instead, as it may never end.
+        An event stream that has not already ended is closed instead (with its connection),
+        as it may never end.
         """
         if media_type(response) == "text/event-stream":
             await response.aclose()
             return
         with contextlib.suppress(CheckFailed):
             await self.read_body(response, DISCARD_BYTES)
+
+    async def finish(self, response: Response) -> None:
+        """Keep the connection of an event stream that was read as far as needed, when the
+        server ends the stream at once (within SSE_END_BUDGET seconds); otherwise close it."""
+        await response.finish(SSE_END_BUDGET, DISCARD_BYTES)
 
     def timings(self, total_ms: float | None) -> Timings:
         return Timings(
@@ -349,13 +319,19 @@ class Connection:
             raise CheckFailed(FailureKind.BLOCKED_ADDRESS, f"{host} was not checked by the address guard")
         return addresses
 
-    def _record_tcp(self, seconds: float) -> None:
-        if self._tcp_ms is None:
-            self._tcp_ms = seconds * 1000
 
-    def _record_tls(self, seconds: float) -> None:
-        if self._tls_ms is None:
-            self._tls_ms = seconds * 1000
+def _merge_headers(
+    base: list[tuple[bytes, bytes]], extra: list[tuple[str, str]]
+) -> list[tuple[bytes, bytes]]:
+    """Return ``base`` followed by ``extra``; a field in ``extra`` replaces the base field of its name."""
+    names = {name.lower() for name, _ in extra}
+    merged = (
+        [(name, value) for name, value in base if name.decode().lower() not in names]
+        if names & _BASE_NAMES
+        else base
+    )
+    merged.extend((name.encode(), value.encode()) for name, value in extra)
+    return merged
 
 
 def too_large_words(cap: int) -> str:
@@ -372,14 +348,6 @@ def shown_url(url: httpx.URL) -> str:
     return str(url.copy_with(query=None, fragment=None))
 
 
-def _os_error_words(exc: OSError) -> str:
-    if isinstance(exc, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(exc, ConnectionResetError):
-        return "connection reset by peer"
-    return exc.strerror or str(exc) or type(exc).__name__
-
-
 def _tls_words(exc: BaseException) -> str:
     if isinstance(exc, ssl.SSLError) and exc.reason:
         return exc.reason.replace("_", " ").lower()
@@ -388,20 +356,14 @@ def _tls_words(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _transport_failure(exc: httpx.TransportError, url: httpx.URL, *, reading: bool = False) -> CheckFailed:
-    """Return the verdict for an httpx transport error (our backend raises CheckFailed itself)."""
-    if isinstance(exc, httpx.TimeoutException):
-        return CheckFailed(FailureKind.TIMEOUT, f"Timed out talking to {host_of(url)}")
-    if isinstance(exc, httpx.LocalProtocolError):
-        # Our own request was malformed: a bug, not the server's behaviour.
-        raise exc
-    detail = str(exc) or type(exc).__name__
-    if isinstance(exc, httpx.RemoteProtocolError) and not reading and "disconnected" in detail.lower():
-        return CheckFailed(FailureKind.CONNECT, f"{host_of(url)} closed the connection without answering")
+def _wire_failure(exc: wire.WireError, host: str, *, reading: bool) -> CheckFailed:
+    """Return the verdict for a failed exchange with ``host``."""
     if reading:
         return CheckFailed(
-            FailureKind.CONNECT, f"The connection to {host_of(url)} broke while reading the answer: {detail}"
+            FailureKind.CONNECT, f"The connection to {host} broke while reading the answer: {exc.detail}"
         )
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return CheckFailed(FailureKind.PROTOCOL, f"{host_of(url)} sent a malformed HTTP answer: {detail}")
-    return CheckFailed(FailureKind.CONNECT, f"The connection to {host_of(url)} failed: {detail}")
+    if exc.kind == "closed":
+        return CheckFailed(FailureKind.CONNECT, f"{host} closed the connection without answering")
+    if exc.kind == "malformed":
+        return CheckFailed(FailureKind.PROTOCOL, f"{host} sent a malformed HTTP answer: {exc.detail}")
+    return CheckFailed(FailureKind.CONNECT, f"The connection to {host} failed: {exc.detail}")

@@ -7,6 +7,7 @@ redirect target, the same timings, the same failure kinds and the same 5 MiB bod
 from __future__ import annotations
 
 import asyncio
+import codecs
 import time
 from dataclasses import replace
 
@@ -14,6 +15,7 @@ import httpx
 
 from probes.connection import MAX_BODY_BYTES, CheckFailed, Connection, media_type, shown_url, text_message
 from probes.types import FailureKind, HttpConfig, ProbeOutcome, Status
+from probes.wire import Response, WireError
 
 MAX_REDIRECTS = 5
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -57,7 +59,7 @@ async def _run(config: HttpConfig, conn: Connection, phase: list[str]) -> ProbeO
         return ProbeOutcome(status=Status.UP, http_status=status, warnings=warnings)
     phase[0] = "body"
     body = await conn.read_body(response)
-    found = config.keyword in body.decode(response.encoding or "utf-8", errors="replace")
+    found = config.keyword in body.decode(_charset(response), errors="replace")
     if found and config.keyword_absent:
         return _down(
             FailureKind.KEYWORD, f"Keyword {config.keyword!r} is in the response; expected it absent", status
@@ -65,6 +67,19 @@ async def _run(config: HttpConfig, conn: Connection, phase: list[str]) -> ProbeO
     if not found and not config.keyword_absent:
         return _down(FailureKind.KEYWORD, f"Keyword {config.keyword!r} is not in the response", status)
     return ProbeOutcome(status=Status.UP, http_status=status)
+
+
+def _charset(response: Response) -> str:
+    """Return the charset the Content-Type names when Python knows it, else UTF-8."""
+    for param in (response.headers.get("content-type") or "").split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            charset = value.strip().strip('"')
+            try:
+                return codecs.lookup(charset).name
+            except LookupError:
+                break
+    return "utf-8"
 
 
 def _down(kind: FailureKind, reason: str, status: int) -> ProbeOutcome:
@@ -76,7 +91,7 @@ def _status_words(config: HttpConfig, status: int, message: str) -> str:
     return f"HTTP {status} (expected {expected})" + (f": {message}" if message else "")
 
 
-async def _fetch(config: HttpConfig, conn: Connection) -> httpx.Response:
+async def _fetch(config: HttpConfig, conn: Connection) -> Response:
     """Return the final response, following redirects through the guard when the check asks to."""
     url = httpx.URL(config.uri)
     method = config.method
@@ -97,7 +112,7 @@ async def _fetch(config: HttpConfig, conn: Connection) -> httpx.Response:
     )
 
 
-def _redirect_target(url: httpx.URL, response: httpx.Response) -> httpx.URL:
+def _redirect_target(url: httpx.URL, response: Response) -> httpx.URL:
     status = response.status_code
     location = response.headers.get("location", "")
     try:
@@ -117,34 +132,34 @@ def _redirect_target(url: httpx.URL, response: httpx.Response) -> httpx.URL:
     return target
 
 
-async def _read_some(conn: Connection, response: httpx.Response) -> bytes:
+async def _read_some(conn: Connection, response: Response) -> bytes:
     """Return up to 4 KiB of an error body for its message; a larger body is not worth waiting for."""
     chunks: list[bytes] = []
     size = 0
     try:
-        async for chunk in response.aiter_bytes():
+        while chunk := await response.read_chunk():
             chunks.append(chunk)
             size += len(chunk)
             if size >= 4096:
                 break
-    except httpx.TransportError:
+    except WireError:
         pass
     finally:
         await response.aclose()
     return b"".join(chunks)
 
 
-async def _drain(conn: Connection, response: httpx.Response) -> tuple[str, ...]:
+async def _drain(conn: Connection, response: Response) -> tuple[str, ...]:
     """Read the body to its end (so the total time includes it) up to the cap; past it, stop and warn."""
     size = 0
     try:
-        async for chunk in response.aiter_bytes():
+        while chunk := await response.read_chunk():
             size += len(chunk)
             if size > MAX_BODY_BYTES:
                 return ("The body is larger than 5 MiB; reading stopped at the cap",)
-    except httpx.TransportError as exc:
+    except WireError as exc:
         raise CheckFailed(
-            FailureKind.CONNECT, f"The connection broke while reading the body: {exc or type(exc).__name__}"
+            FailureKind.CONNECT, f"The connection broke while reading the body: {exc.detail}"
         ) from None
     finally:
         await response.aclose()

@@ -5,7 +5,10 @@ versions when the server rejects ours with an error), POST ``notifications/initi
 POST ``tools/list`` page by page when the server declares tools, then DELETE the session.
 Answers may be JSON or an event stream. A 401 without a key turns into sign-in discovery
 (``probes.oauth``); 400/404/405 on ``initialize`` into a look for the legacy HTTP+SSE
-transport. Everything remote becomes a :class:`CheckFailed` with a kind and a sentence.
+transport, unless the answer shows a server of the stateless 2026-07-28 revision (its error
+codes, or "Method not found" for initialize itself). A 404 to a request carrying the session
+id means the server ended the session: the check starts one new session, once. Everything
+remote becomes a :class:`CheckFailed` with a kind and a sentence.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from probes.connection import (
 from probes.jsonrpc import JsonObject, RpcError
 from probes.sse import SseEvent, SseParser
 from probes.types import Access, FailureKind, McpConfig, ProbeOutcome, ServerInfo, Status, ToolInfo, Transport
+from probes.wire import Headers, Response, WireError
 
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 MAX_PAGES = 10
@@ -46,6 +50,8 @@ MAX_PING_ANSWERS = 5
 # 2026-07-28 (stateless) error codes: HeaderMismatch, MissingRequiredClientCapability,
 # UnsupportedProtocolVersion. A server sending them has no initialize to fall back to.
 STATELESS_CODES = frozenset({-32020, -32021, -32022})
+METHOD_NOT_FOUND = -32601
+STATELESS_ONLY = "The server speaks only the 2026-07-28 stateless revision of MCP, not supported yet"
 NO_ENDPOINT = "No MCP endpoint at this URL (it often ends in /mcp)"
 CLIENT_INFO = {
     "name": "uptimy",
@@ -70,6 +76,15 @@ class _NeedsSignIn(Exception):
         self.challenges = challenges
 
 
+class _SessionExpired(Exception):
+    """Signal a 404 to a request that carried the session id: the server ended the session."""
+
+    def __init__(self, method: str, failure: CheckFailed) -> None:
+        super().__init__(failure.reason)
+        self.method = method
+        self.failure = failure
+
+
 class _VersionRejected(Exception):
     """Signal that initialize got an error refusing our protocol version."""
 
@@ -83,7 +98,7 @@ class _Answer:
     """Hold one HTTP answer to a POST: the JSON-RPC response for 2xx, the body otherwise."""
 
     status: int
-    headers: httpx.Headers
+    headers: Headers
     message: JsonObject | None = None
     body: bytes = b""
     mtype: str = ""
@@ -93,7 +108,7 @@ class _Answer:
 class _Legacy:
     """Hold the open GET stream of a legacy HTTP+SSE session and the URL it told us to POST to."""
 
-    response: httpx.Response
+    response: Response
     events: _EventReader
     endpoint: httpx.URL
 
@@ -160,19 +175,35 @@ def _down(ex: _Exchange, kind: FailureKind, reason: str, http_status: int | None
         access=ex.access,
         signin_server=ex.signin_server,
         transport=ex.transport,
-        warnings=tuple(ex.warnings),
+        warnings=tuple(dict.fromkeys(ex.warnings)),
     )
 
 
 async def _run(ex: _Exchange) -> ProbeOutcome:
     try:
-        capabilities = await _initialize(ex)
-        ex.access = ex.access or Access.OPEN
-        ex.phase = "notifications/initialized"
-        await _notify(ex, "notifications/initialized")
-        tools = await _list_tools(ex) if "tools" in capabilities else []
+        try:
+            return await _session(ex)
+        except _SessionExpired as expired:
+            # The protocol's answer to a 404 on a session: start a new one. Once only: a
+            # server that ends every session at once cannot be checked.
+            ex.warnings.append(
+                f"The server ended the session (HTTP 404 on {expired.method}); a new one was started"
+            )
+            try:
+                return await _session(ex)
+            except _SessionExpired as again:
+                raise again.failure from None
     except _NeedsSignIn as need:
         return await _signin(ex, need)
+
+
+async def _session(ex: _Exchange) -> ProbeOutcome:
+    """Initialize a session, confirm it and list the tools; return the verdict."""
+    capabilities = await _initialize(ex)
+    ex.access = ex.access or Access.OPEN
+    ex.phase = "notifications/initialized"
+    await _notify(ex, "notifications/initialized")
+    tools = await _list_tools(ex) if "tools" in capabilities else []
     return _verdict(ex, tools)
 
 
@@ -190,7 +221,7 @@ async def _signin(ex: _Exchange, need: _NeedsSignIn) -> ProbeOutcome:
         signin_server=signin.issuer,
         transport=ex.transport,
         http_status=401,
-        warnings=tuple(ex.warnings),
+        warnings=tuple(dict.fromkeys(ex.warnings)),
     )
 
 
@@ -216,7 +247,7 @@ def _verdict(ex: _Exchange, tools: list[ToolInfo]) -> ProbeOutcome:
         tool_digest=tool_digest(tools),
         missing_tools=missing,
         transport=ex.transport,
-        warnings=tuple(ex.warnings),
+        warnings=tuple(dict.fromkeys(ex.warnings)),
     )
 
 
@@ -277,6 +308,8 @@ async def _initialize_once(ex: _Exchange, version: str) -> JsonObject:
         raise _status_failure(answer, "initialize")
     error = jsonrpc.error_of(answer.message)
     if error is not None:
+        if error.code == METHOD_NOT_FOUND:
+            raise _no_initialize(error, answer.status)
         if _rejects_version(error):
             raise _VersionRejected(error)
         raise _rpc_failure("initialize", error)
@@ -288,13 +321,12 @@ async def _initialize_once(ex: _Exchange, version: str) -> JsonObject:
 async def _initialize_rejected(ex: _Exchange, answer: _Answer, params: JsonObject) -> JsonObject:
     """Handle 400/404/405 on initialize: a 2026-only server, a version refusal, or maybe legacy SSE."""
     error = _error_in_body(answer.body)
+    if error is not None and error.code == METHOD_NOT_FOUND:
+        # A JSON-RPC answer from this very URL: no legacy SSE server to look for.
+        raise _no_initialize(error, answer.status)
     if answer.status == 400 and error is not None:
         if _speaks_only_2026(error):
-            raise CheckFailed(
-                FailureKind.PROTOCOL,
-                "The server speaks only the 2026-07-28 stateless revision of MCP, not supported yet",
-                http_status=400,
-            )
+            raise CheckFailed(FailureKind.PROTOCOL, STATELESS_ONLY, http_status=400)
         if _rejects_version(error):
             raise _VersionRejected(error)
     ex.phase = "legacy SSE detection"
@@ -306,6 +338,21 @@ async def _initialize_rejected(ex: _Exchange, answer: _Answer, params: JsonObjec
     raise _status_failure(answer, "initialize")
 
 
+def _no_initialize(error: RpcError, status: int) -> CheckFailed:
+    """Return the verdict for "Method not found" as the answer to initialize itself.
+
+    Every revision before 2026-07-28 begins with initialize; the stateless 2026-07-28
+    revision removed it, and its servers answer it like any unknown method. (Only the answer
+    to initialize counts: -32601 on tools/list stays a JSON-RPC error.)
+    """
+    words = _short(error.message, 80) or "Method not found"
+    return CheckFailed(
+        FailureKind.PROTOCOL,
+        f"{STATELESS_ONLY} (initialize was answered with {words}, code {METHOD_NOT_FOUND})",
+        http_status=status if status >= 300 else None,
+    )
+
+
 def _speaks_only_2026(error: RpcError) -> bool:
     if error.code in STATELESS_CODES:
         return True
@@ -315,6 +362,12 @@ def _speaks_only_2026(error: RpcError) -> bool:
 
 def _accept_initialize(ex: _Exchange, result: JsonObject) -> JsonObject:
     version = result.get("protocolVersion")
+    if isinstance(version, str) and version.startswith("2026-"):
+        raise CheckFailed(
+            FailureKind.PROTOCOL,
+            f"The server answered initialize with protocol version {_short(version)}, the stateless "
+            "revision of MCP, not supported yet",
+        )
     if version not in PROTOCOL_VERSIONS:
         raise CheckFailed(
             FailureKind.PROTOCOL,
@@ -334,7 +387,7 @@ def _accept_initialize(ex: _Exchange, result: JsonObject) -> JsonObject:
     return capabilities
 
 
-def _adopt_session(ex: _Exchange, headers: httpx.Headers) -> None:
+def _adopt_session(ex: _Exchange, headers: Headers) -> None:
     session_id = headers.get("mcp-session-id")
     if session_id is None:
         return
@@ -406,7 +459,7 @@ async def _call(ex: _Exchange, method: str, params: JsonObject | None) -> JsonOb
         return await _legacy_call(ex, method, params)
     answer = await _post_request(ex, method, params)
     if answer.message is None:
-        raise _status_failure(answer, method)
+        raise _later_failure(ex, answer, method)
     error = jsonrpc.error_of(answer.message)
     if error is not None:
         raise _rpc_failure(method, error)
@@ -422,8 +475,17 @@ async def _notify(ex: _Exchange, method: str) -> None:
         _refused(ex, response, url)
     if not 200 <= response.status_code < 300:
         answer = await _answer_from_error(ex, response)
-        raise _status_failure(answer, method)
+        raise _later_failure(ex, answer, method)
     await ex.conn.discard(response)
+
+
+def _later_failure(ex: _Exchange, answer: _Answer, method: str) -> Exception:
+    """Return what to raise for a non-2xx answer after initialize: a 404 to a request that
+    carried a session id means the session ended (spec: start a new one), else a failure."""
+    failure = _status_failure(answer, method)
+    if answer.status == 404 and ex.session_id is not None and ex.legacy is None:
+        return _SessionExpired(method, failure)
+    return failure
 
 
 async def _post_request(ex: _Exchange, method: str, params: JsonObject | None) -> _Answer:
@@ -444,7 +506,7 @@ async def _post_request(ex: _Exchange, method: str, params: JsonObject | None) -
     return _Answer(status=status, headers=response.headers, message=message, mtype=media_type(response))
 
 
-def _refused(ex: _Exchange, response: httpx.Response, url: httpx.URL) -> NoReturn:
+def _refused(ex: _Exchange, response: Response, url: httpx.URL) -> NoReturn:
     """Raise for a 401 or 403: the key was refused, or (keyless 401) sign-in discovery starts."""
     status = response.status_code
     if ex.config.has_key:
@@ -458,14 +520,14 @@ def _refused(ex: _Exchange, response: httpx.Response, url: httpx.URL) -> NoRetur
     )
 
 
-async def _answer_from_error(ex: _Exchange, response: httpx.Response) -> _Answer:
+async def _answer_from_error(ex: _Exchange, response: Response) -> _Answer:
     body = await ex.conn.read_body(response)
     return _Answer(
         status=response.status_code, headers=response.headers, body=body, mtype=media_type(response)
     )
 
 
-async def _post(ex: _Exchange, url: httpx.URL, body: bytes, *, initialize: bool) -> httpx.Response:
+async def _post(ex: _Exchange, url: httpx.URL, body: bytes, *, initialize: bool) -> Response:
     """POST ``body`` and return the response, following up to 3 same-host 307/308 redirects.
 
     A redirect moves the session's endpoint for good (Starlette's ``/mcp`` → ``/mcp/``).
@@ -481,7 +543,7 @@ async def _post(ex: _Exchange, url: httpx.URL, body: bytes, *, initialize: bool)
     raise CheckFailed(FailureKind.REDIRECT_REFUSED, f"Redirect refused: more than {MAX_REDIRECTS} redirects")
 
 
-def _mcp_redirect(url: httpx.URL, response: httpx.Response) -> httpx.URL:
+def _mcp_redirect(url: httpx.URL, response: Response) -> httpx.URL:
     status = response.status_code
     location = response.headers.get("location", "")
     try:
@@ -524,7 +586,7 @@ def _headers(ex: _Exchange, *, initialize: bool) -> list[tuple[str, str]]:
     return headers
 
 
-async def _read_response(ex: _Exchange, response: httpx.Response, request_id: int, method: str) -> JsonObject:
+async def _read_response(ex: _Exchange, response: Response, request_id: int, method: str) -> JsonObject:
     """Return the JSON-RPC response to ``request_id`` from a 2xx answer, JSON or event stream."""
     mtype = media_type(response)
     if mtype == "text/event-stream":
@@ -573,9 +635,8 @@ def _response_from_json(body: bytes, request_id: int, method: str) -> JsonObject
 class _EventReader:
     """Read events from an event-stream response, within the byte and event caps."""
 
-    def __init__(self, response: httpx.Response) -> None:
-        self._response = response
-        self._chunks = response.aiter_bytes()
+    def __init__(self, response: Response) -> None:
+        self.response = response
         self._parser = SseParser()
         self._ready: list[SseEvent] = []
         self._size = 0
@@ -588,14 +649,14 @@ class _EventReader:
             if self._ended:
                 return None
             try:
-                chunk = await self._chunks.__anext__()
-            except StopAsyncIteration:
-                self._ended = True
-                self._ready.extend(self._parser.close())
-                continue
-            except httpx.TransportError:
+                chunk = await self.response.read_chunk()
+            except WireError:
                 # A connection dropped mid-stream ends the stream as surely as a clean close.
                 self._ended = True
+                continue
+            if not chunk:
+                self._ended = True
+                self._ready.extend(self._parser.close())
                 continue
             self._size += len(chunk)
             if self._size > MAX_BODY_BYTES:
@@ -610,17 +671,18 @@ class _EventReader:
         return self._ready.pop(0)
 
     async def aclose(self) -> None:
-        aclose = getattr(self._chunks, "aclose", None)
-        if aclose is not None:
-            with contextlib.suppress(Exception):
-                await aclose()
-        await self._response.aclose()
+        await self.response.aclose()
 
 
 async def _response_from_stream(
     ex: _Exchange, events: _EventReader, request_id: int, method: str
 ) -> JsonObject:
-    """Read the stream up to the response to ``request_id``; answer pings, skip everything else."""
+    """Read the stream up to the response to ``request_id``; answer pings, skip everything else.
+
+    A POST's stream is then finished: kept with its connection when the server ends it at
+    once (as it should after the response), closed otherwise. The legacy GET stream stays open.
+    """
+    own_stream = ex.legacy is None or events is not ex.legacy.events
     try:
         while (event := await events.next()) is not None:
             if event.event != "message" or not event.data.strip():
@@ -629,11 +691,13 @@ async def _response_from_stream(
                 if jsonrpc.is_response(message) and jsonrpc.same_id(request_id, message.get("id")):
                     if isinstance(message.get("id"), str):
                         ex.warnings.append(f"The server echoed the {method} id as a string")
+                    if own_stream:
+                        await ex.conn.finish(events.response)
                     return message
                 if jsonrpc.is_request(message) and message.get("method") == "ping":
                     await _answer_ping(ex, message["id"])
     finally:
-        if ex.legacy is None or events is not ex.legacy.events:
+        if own_stream:
             await events.aclose()
     raise CheckFailed(FailureKind.PROTOCOL, f"The event stream ended without the answer to {method}")
 
@@ -662,7 +726,7 @@ async def _answer_ping(ex: _Exchange, request_id: Any) -> None:
     headers = _headers(ex, initialize=False)
     if ex.session_id is None and ex.pending_session and _SESSION_ID.match(ex.pending_session):
         headers.append(("Mcp-Session-Id", ex.pending_session))
-    with contextlib.suppress(CheckFailed, httpx.HTTPError):
+    with contextlib.suppress(CheckFailed):
         response = await ex.conn.send("POST", url, headers=headers, content=body)
         await ex.conn.discard(response)
 
@@ -784,7 +848,7 @@ async def _end_session(ex: _Exchange, deadline: float) -> None:
     if ex.session_id is None:
         return
     headers = _headers(ex, initialize=False)
-    with contextlib.suppress(CheckFailed, httpx.HTTPError, OSError, TimeoutError):
+    with contextlib.suppress(CheckFailed, OSError, TimeoutError):
         async with asyncio.timeout_at(deadline):
             response = await ex.conn.send("DELETE", ex.url, headers=headers)
             await response.aclose()

@@ -18,6 +18,7 @@ import httpx
 
 from probes.connection import CheckFailed, Connection, media_type, same_origin, shown_url
 from probes.types import FailureKind
+from probes.wire import Response
 
 MAX_METADATA_BYTES = 1024 * 1024
 MAX_METADATA_REDIRECTS = 3
@@ -359,7 +360,7 @@ async def fetch_json(conn: Connection, url: httpx.URL) -> tuple[dict[str, object
     return None, f"more than {MAX_METADATA_REDIRECTS} redirects"
 
 
-def _redirect_target(url: httpx.URL, response: httpx.Response) -> httpx.URL | None:
+def _redirect_target(url: httpx.URL, response: Response) -> httpx.URL | None:
     location = response.headers.get("location")
     if not location:
         return None
@@ -369,7 +370,7 @@ def _redirect_target(url: httpx.URL, response: httpx.Response) -> httpx.URL | No
         return None
 
 
-async def _json_document(conn: Connection, response: httpx.Response) -> tuple[dict[str, object] | None, str]:
+async def _json_document(conn: Connection, response: Response) -> tuple[dict[str, object] | None, str]:
     status = response.status_code
     mtype = media_type(response)
     if status != 200:

@@ -37,7 +37,9 @@ K = TypeVar("K")
 @functools.cache
 def default_ssl_context() -> ssl.SSLContext:
     """Return the process-wide client SSL context (certifi roots, as httpx builds it), built once."""
-    return httpx.create_ssl_context()
+    context = httpx.create_ssl_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
 
 @dataclass(frozen=True)

@@ -231,14 +231,22 @@ def test_issuer_with_a_trailing_slash_quirk_passes_with_a_warning(peers, sdk, mc
 # --- one connection per check ---
 
 
-def test_json_mode_check_uses_one_connection(peers, sdk, mcp_check):
+@pytest.mark.parametrize("mode", ["json", "stateful"])
+def test_check_uses_one_connection(peers, sdk, mcp_check, mode):
     """Issue 3: each check opens its own connection, and one only (on https, each extra one is
     another TLS handshake). Every JSON answer, the 202 to notifications/initialized included,
-    has a known length, so nothing forces a second connection."""
-    outcome = mcp_check(sdk("json") + "/mcp")
+    has a known length; in SSE mode the server ends each answer's stream right after the
+    response, and the check reads that end to keep the connection."""
+    outcome = mcp_check(sdk(mode) + "/mcp")
 
     assert_up(outcome)
-    log = peers.sdk_log("json")
+    log = peers.sdk_log(mode)
+    assert [e["rpc"] or e["http"] for e in log] == [
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+        "DELETE",
+    ]
     connections = [e["client_port"] for e in log]
     assert len(set(connections)) == 1, (
         f"requests per connection: {[(e['rpc'] or e['http']) for e in log]} on {connections}"

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import pytest
 import respx
-from probe_support import PUBLIC_IP, URL, FakeMcp, sent_messages
+from probe_support import PUBLIC_IP, URL, FakeMcp, RespxStream, respx_network, sent_messages
 
 from probes import connection
 from probes.jsonrpc import ALLOWED_METHODS
@@ -31,13 +31,22 @@ def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str] | Exception]:
 
 
 @pytest.fixture
-def mock() -> Iterable[respx.MockRouter]:
+def connections() -> list[RespxStream]:
+    """Return the in-memory connections the checks of a respx test opened, in order."""
+    return []
+
+
+@pytest.fixture
+def mock(monkeypatch: pytest.MonkeyPatch, connections: list[RespxStream]) -> Iterable[respx.MockRouter]:
     """Yield a respx router; afterwards prove the check sent only allowlisted JSON-RPC messages.
 
-    Every respx scenario in this folder goes through here, so "a check never sends tools/call"
-    is checked against every request of every scenario, not one hand-picked test.
+    The check's connections go to an in-memory server that answers from the router, so its
+    whole HTTP/1.1 client runs (see probe_support.RespxStream). Every respx scenario in this
+    folder goes through here, so "a check never sends tools/call" is checked against every
+    request of every scenario, not one hand-picked test.
     """
     with respx.mock(assert_all_called=False, assert_all_mocked=True) as router:
+        monkeypatch.setattr(connection, "open_stream", respx_network(router, connections))
         yield router
     for message in sent_messages(router):
         method = message.get("method")

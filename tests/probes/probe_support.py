@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import h11
 import httpx
 import respx
 
@@ -95,6 +96,11 @@ class FakeMcp:
     reject_with_supported: list[str] | None = None
     tools_list_status: int | None = None
     delete_status: int = 200
+    # End the session (404 "Session not found", as SDK servers answer) at this method: the
+    # first session only, or every session.
+    expire_session_on: str | None = None
+    expire_every_session: bool = False
+    ended_sessions: set[str] = field(default_factory=set)
     negotiated: str | None = None
     requests: list[httpx.Request] = field(default_factory=list)
 
@@ -105,7 +111,7 @@ class FakeMcp:
         message = json.loads(request.content)
         method = message.get("method")
         if method != "initialize":
-            refusal = self._session_refusal(request)
+            refusal = self._session_refusal(request) or self._session_end(request, method)
             if refusal is not None:
                 return refusal
         if method == "initialize":
@@ -127,6 +133,15 @@ class FakeMcp:
             return httpx.Response(400, json=rpc_error(-32000, "Bad Request: Unsupported protocol version"))
         return None
 
+    def _session_end(self, request: httpx.Request, method: str | None) -> httpx.Response | None:
+        sent = request.headers.get("mcp-session-id")
+        ending = method == self.expire_session_on and (self.expire_every_session or not self.ended_sessions)
+        if sent is not None and ending:
+            self.ended_sessions.add(sent)
+        if sent in self.ended_sessions:
+            return httpx.Response(404, json=rpc_error(-32001, "Session not found"))
+        return None
+
     def _version_for(self, asked: str | None) -> str:
         return self.protocol or self.negotiated or asked or "2025-11-25"
 
@@ -141,6 +156,8 @@ class FakeMcp:
             error = rpc_error(-32602, f"Unsupported protocol version: {asked}", message["id"], data)
             return self._answer(message["id"], error=error, headers={"mcp-session-id": "from-an-error"})
         self.negotiated = self.protocol or asked
+        if self.session in self.ended_sessions:
+            self.session = f"sess-{len(self.ended_sessions) + 1}"
         result = {
             "protocolVersion": self.negotiated,
             "capabilities": self.capabilities,
@@ -180,6 +197,114 @@ class FakeMcp:
 
     def methods(self) -> list[str | None]:
         return [json.loads(r.content).get("method") if r.content else r.method for r in self.requests]
+
+
+# --- respx behind the wire: the server side of a connection, in memory ----------------------
+
+
+class RespxStream:
+    """Play the server's side of one connection in memory, answering from a respx router.
+
+    It stands in for the socket (``probes.connection.open_stream``), so a check runs its real
+    HTTP/1.1 client: h11 here reads the bytes the check wrote, the router picks the answer, and
+    h11 frames it back (a streamed body chunk by chunk, with chunked encoding when it has no
+    length). Keep-alive, body framing and connection reuse are therefore the check's own.
+    """
+
+    def __init__(self, router: respx.MockRouter, address: str, port: int) -> None:
+        self.router = router
+        self.address = address
+        self.port = port
+        self.scheme = "http"
+        self.server_hostname: str | None = None
+        self.requests: list[httpx.Request] = []
+        self.closed = False
+        self._h11 = h11.Connection(h11.SERVER)
+        self._body: AsyncIterator[bytes] | None = None
+
+    def write(self, data: bytes) -> None:
+        if self.closed:
+            raise ConnectionResetError("closed")
+        self._h11.receive_data(data)
+
+    async def start_tls(self, context: ssl.SSLContext, server_hostname: str) -> None:
+        self.scheme = "https"
+        self.server_hostname = server_hostname
+
+    def at_eof(self) -> bool:
+        return self.closed or self._h11.our_state in (h11.MUST_CLOSE, h11.CLOSED)
+
+    def close(self) -> None:
+        self.closed = True
+        self._body = None
+
+    async def read(self) -> bytes:
+        if self.closed or self._h11.our_state in (h11.MUST_CLOSE, h11.CLOSED):
+            return b""
+        if self._body is not None:
+            chunk = await anext(self._body, None)
+            if chunk is None:
+                self._body = None
+                return self._end()
+            return self._send(h11.Data(data=chunk))
+        request = self._request()
+        response = await self.router.async_handler(request)
+        head = self._send(
+            h11.Response(
+                status_code=response.status_code,
+                headers=response.headers.raw,
+                reason=response.reason_phrase.encode(),
+            )
+        )
+        if request.method == "HEAD" or response.status_code in (204, 304):
+            return head + self._end()
+        try:
+            content = response.content
+        except httpx.ResponseNotRead:
+            self._body = response.aiter_raw()
+            return head
+        body = self._send(h11.Data(data=content)) if content else b""
+        return head + body + self._end()
+
+    def _request(self) -> httpx.Request:
+        method = target = b""
+        headers: list[tuple[bytes, bytes]] = []
+        body = b""
+        while True:
+            event = self._h11.next_event()
+            if isinstance(event, h11.Request):
+                method, target, headers = event.method, event.target, list(event.headers)
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            else:
+                raise AssertionError(f"the check read with no complete request written ({event!r})")
+        host = next(value for name, value in headers if name == b"host").decode()
+        url = f"{self.scheme}://{host}{target.decode()}"
+        request = httpx.Request(method.decode(), url, headers=headers, content=body)
+        self.requests.append(request)
+        return request
+
+    def _send(self, event: h11.Response | h11.Data | h11.EndOfMessage) -> bytes:
+        return self._h11.send(event) or b""
+
+    def _end(self) -> bytes:
+        out = self._send(h11.EndOfMessage())
+        if self._h11.our_state is h11.DONE and self._h11.their_state is h11.DONE:
+            self._h11.start_next_cycle()
+        return out
+
+
+def respx_network(router: respx.MockRouter, streams: list[RespxStream]) -> Callable[..., Any]:
+    """Return a replacement for ``probes.connection.open_stream`` that answers from ``router``."""
+
+    async def open_stream(address: str, port: int) -> RespxStream:
+        stream = RespxStream(router, address, port)
+        streams.append(stream)
+        return stream
+
+    return open_stream
 
 
 # --- real loopback servers -------------------------------------------------------------------

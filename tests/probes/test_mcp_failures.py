@@ -6,7 +6,7 @@ import socket
 
 import httpx
 import pytest
-from probe_support import URL, mcp, rpc_error, run
+from probe_support import URL, FakeMcp, mcp, rpc_error, run, sse_event
 
 from probes.types import FailureKind, Status
 
@@ -188,3 +188,45 @@ def test_2026_server_named_by_its_supported_versions_is_detected(mock):
     error = rpc_error(-32602, "Unsupported protocol version", data={"supported": ["2026-07-28"]})
     mock.post(URL).mock(return_value=httpx.Response(400, json=error))
     assert "2026-07-28" in run(mcp()).reason
+
+
+@pytest.mark.parametrize("status", [200, 400, 404])
+def test_method_not_found_as_the_answer_to_initialize_is_a_2026_only_server(mock, status):
+    """2026-07-28 removed initialize: its servers answer it as an unknown method (-32601)."""
+    init = mock.post(URL).mock(
+        return_value=httpx.Response(status, json=rpc_error(-32601, "Method not found: initialize", 1))
+    )
+    legacy = mock.get(URL).mock(return_value=httpx.Response(405))
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.PROTOCOL
+    assert outcome.reason.startswith(
+        "The server speaks only the 2026-07-28 stateless revision of MCP, not supported yet"
+    )
+    assert "Method not found: initialize, code -32601" in outcome.reason
+    assert outcome.http_status == (None if status == 200 else status)
+    assert init.call_count == 1
+    assert not legacy.called
+
+
+def test_method_not_found_in_an_event_stream_answer_to_initialize(mock):
+    body = sse_event(rpc_error(-32601, "Method not found", 1))
+    mock.post(URL).mock(
+        return_value=httpx.Response(200, text=body, headers={"content-type": "text/event-stream"})
+    )
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.PROTOCOL
+    assert "2026-07-28" in outcome.reason
+
+
+def test_method_not_found_on_tools_list_stays_a_jsonrpc_error(mock):
+    fake = FakeMcp()
+    mock.route(url=URL).mock(
+        side_effect=lambda r: (
+            httpx.Response(200, json=rpc_error(-32601, "Method not found", 2))
+            if b"tools/list" in r.content
+            else fake(r)
+        )
+    )
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.JSONRPC_ERROR
+    assert outcome.reason == "tools/list failed: Method not found (code -32601)"

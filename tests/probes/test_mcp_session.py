@@ -431,3 +431,49 @@ def test_jsonrpc_error_on_tools_list_names_message_and_code(mock):
     outcome = run(mcp())
     assert outcome.kind is FailureKind.JSONRPC_ERROR
     assert outcome.reason == "tools/list failed: database down (code -32603)"
+
+
+# --- a session the server ends ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["notifications/initialized", "tools/list"])
+def test_a_404_on_the_session_starts_one_new_session(server, method):
+    server.expire_session_on = method
+    outcome = run(mcp())
+    assert outcome.status is Status.UP
+    assert outcome.tool_count == 2
+    methods = server.methods()
+    first = methods.index(method) + 1
+    assert methods[:first].count("initialize") == 1
+    assert methods[first:] == ["initialize", "notifications/initialized", "tools/list", "DELETE"]
+    restart, delete = server.requests[first], server.requests[-1]
+    assert "mcp-session-id" not in restart.headers
+    assert delete.headers["mcp-session-id"] == server.session != "sess-7c1e"
+    assert any("ended the session (HTTP 404 on " + method in warning for warning in outcome.warnings)
+
+
+def test_a_server_that_ends_every_session_fails_after_one_new_session(server):
+    server.expire_session_on = "tools/list"
+    server.expire_every_session = True
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.HTTP_STATUS
+    assert outcome.http_status == 404
+    assert outcome.reason == "HTTP 404 on tools/list: Session not found (-32001)"
+    assert server.methods().count("initialize") == 2
+
+
+def test_a_404_without_a_session_is_not_a_reason_for_a_new_one(server):
+    server.session = None
+    server.tools_list_status = 404
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.HTTP_STATUS
+    assert outcome.http_status == 404
+    assert server.methods().count("initialize") == 1
+
+
+def test_a_2026_version_in_the_initialize_result_is_not_supported_yet(server):
+    server.protocol = "2026-07-28"
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.PROTOCOL
+    assert "2026-07-28" in outcome.reason
+    assert "not supported yet" in outcome.reason
