@@ -2,7 +2,21 @@
 
 from django.contrib import admin
 
-from monitors.models import ApiKey, Healthcheck, HealthcheckTag, Membership, Organization, Plan, Region
+from monitors.models import (
+    ApiKey,
+    Healthcheck,
+    HealthcheckTag,
+    Membership,
+    Organization,
+    Plan,
+    ProbeResult,
+    Region,
+    RegionState,
+    Rollup,
+    StatusChange,
+    ToolChange,
+    ToolList,
+)
 
 
 @admin.register(Region)
@@ -78,3 +92,56 @@ class HealthcheckAdmin(admin.ModelAdmin):
     exclude = ["secret_headers"]
     filter_horizontal = ["regions"]
     inlines = [TagInline]
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Show what the checks recorded; history is written by the workers, never edited by hand."""
+
+    def has_add_permission(self, request):  # type: ignore[no-untyped-def]
+        return False
+
+    def has_change_permission(self, request, obj=None):  # type: ignore[no-untyped-def]
+        return False
+
+
+@admin.register(RegionState)
+class RegionStateAdmin(ReadOnlyAdmin):
+    list_display = ["healthcheck", "region", "status", "since", "last_result_at", "kind"]
+    list_filter = ["status", "region"]
+
+
+@admin.register(ProbeResult)
+class ProbeResultAdmin(ReadOnlyAdmin):
+    list_display = ["healthcheck", "region", "slot", "attempt", "status", "kind", "total_ms"]
+    list_filter = ["status", "region", "kind"]
+    date_hierarchy = "slot"
+    list_select_related = ["healthcheck", "region"]
+
+
+@admin.register(StatusChange)
+class StatusChangeAdmin(ReadOnlyAdmin):
+    list_display = ["healthcheck", "at", "from_status", "to_status", "reason"]
+    list_filter = ["to_status"]
+    date_hierarchy = "at"
+
+
+@admin.register(ToolList)
+class ToolListAdmin(ReadOnlyAdmin):
+    list_display = ["healthcheck", "digest", "first_seen_at"]
+
+
+@admin.register(ToolChange)
+class ToolChangeAdmin(ReadOnlyAdmin):
+    list_display = ["healthcheck", "at", "region", "removed", "added"]
+
+
+@admin.register(Rollup)
+class RollupAdmin(ReadOnlyAdmin):
+    list_display = ["healthcheck", "region", "period", "start", "runs", "failures", "p50_ms", "p95_ms"]
+    list_filter = ["period", "region"]
+
+
+@admin.register(HealthcheckTag)
+class HealthcheckTagAdmin(admin.ModelAdmin):
+    list_display = ["name", "healthcheck"]
+    search_fields = ["name"]
