@@ -618,18 +618,22 @@ class _StateBook:
             RegionState, changed, unique_fields=["healthcheck", "region"], update_fields=STATE_FIELDS
         )
         # A batch's status changes share their time and mostly their value, and a new tool list
-        # is usually one server's for many checks: one UPDATE per distinct value, not per row.
-        by_status: dict[tuple[str, datetime | None], list[int]] = defaultdict(list)
-        for hc_id in self.status_changed:
-            healthcheck = self.dirty_checks[hc_id]
-            by_status[(healthcheck.status, healthcheck.status_changed_at)].append(hc_id)
-        for (status, changed_at), hc_ids in by_status.items():
-            Healthcheck.objects.filter(id__in=hc_ids).update(status=status, status_changed_at=changed_at)
-        by_digest: dict[str, list[int]] = defaultdict(list)
-        for hc_id in self.digest_changed:
-            by_digest[self.dirty_checks[hc_id].tool_digest].append(hc_id)
-        for digest, hc_ids in by_digest.items():
-            Healthcheck.objects.filter(id__in=hc_ids).update(tool_digest=digest)
+        # is usually one server's for many checks: one UPDATE per distinct set of new values
+        # (a handful per batch; one per row at worst).
+        groups: dict[tuple[tuple[str, Any], ...], list[int]] = defaultdict(list)
+        for hc_id, healthcheck in self.dirty_checks.items():
+            values: list[tuple[str, Any]] = []
+            if hc_id in self.status_changed:
+                values += [
+                    ("status", healthcheck.status),
+                    ("status_changed_at", healthcheck.status_changed_at),
+                ]
+            if hc_id in self.digest_changed:
+                values.append(("tool_digest", healthcheck.tool_digest))
+            groups[tuple(values)].append(hc_id)
+        for fields, hc_ids in groups.items():
+            if fields:
+                Healthcheck.objects.filter(id__in=hc_ids).update(**dict(fields))
         # A digest seen before (a tool list that flapped back) keeps its first row.
         ToolList.objects.bulk_create(self.new_tool_lists.values(), batch_size=1000, ignore_conflicts=True)
         StatusChange.objects.bulk_create(self.status_changes, batch_size=1000)

@@ -1,0 +1,145 @@
+"""Smoke-test `python -m monitors.bench`: each subcommand runs with tiny N and prints its report.
+
+The figures themselves are never asserted: they depend on the machine, and the README quotes
+them with the command that produced them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+
+from tests.conftest import service_missing
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the bench in a fresh interpreter, away from the suite's database and broker."""
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "UPTIMY_VAR_DIR")
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "monitors.bench", *args],
+        cwd=ROOT,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+
+
+def report_of(run: subprocess.CompletedProcess[str]) -> dict:
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def test_claim_and_record_refuse_sqlite_without_allow_sqlite():
+    for command in ("claim", "record"):
+        run = bench(command, "--checks", "2")
+
+        assert run.returncode == 2
+        assert "--allow-sqlite" in run.stderr
+        assert "--pg" in run.stderr
+
+
+def test_claim_reports_claim_and_grouping_without_redis():
+    report = report_of(
+        bench("claim", "--checks", "20", "--regions", "2", "--rounds", "2", "--allow-sqlite", "--json")
+    )
+
+    assert report["command"] == "claim"
+    assert report["enqueue"] is None  # no broker given: enqueue not measured, and said so
+    assert [entry["claimed"] for entry in report["rounds"]] == [20, 20]
+    assert {entry["runs"] for entry in report["rounds"]} == {40}
+    assert all(entry["enqueue_ms"] is None for entry in report["rounds"])
+
+
+def test_claim_prints_a_human_report_by_default():
+    run = bench("claim", "--checks", "5", "--rounds", "1", "--allow-sqlite")
+
+    assert run.returncode == 0, run.stderr
+    assert "enqueue not measured" in run.stdout
+    assert "claim + group" in run.stdout
+
+
+def test_record_reports_each_round():
+    report = report_of(
+        bench(
+            "record",
+            "--checks",
+            "10",
+            "--regions",
+            "3",
+            "--batch",
+            "4",
+            "--rounds",
+            "2",
+            "--allow-sqlite",
+            "--json",
+        )
+    )
+
+    assert report["command"] == "record"
+    assert [entry["results"] for entry in report["rounds"]] == [30, 30]
+    assert [entry["batches"] for entry in report["rounds"]] == [9, 9]  # ceil(10/4) chunks × 3 regions
+    assert report["steady_results_per_second"] > 0
+
+
+def test_e2e_runs_checks_against_the_fast_server_and_reports_the_lag():
+    report = report_of(
+        bench(
+            "e2e",
+            "--checks",
+            "3",
+            "--interval",
+            "2",
+            "--tick",
+            "0.5",
+            "--threads",
+            "2",
+            "--seconds",
+            "8",
+            "--json",
+        )
+    )
+
+    assert report["command"] == "e2e"
+    assert report["url"].startswith("http://127.0.0.1:")
+    assert report["recorded_runs"] <= report["expected_runs"]
+    assert set(report["outcomes"]) <= {"up"}
+    assert {"lag_s_p50", "lag_s_p95", "lag_s_p99", "checks_per_second"} <= set(report)
+
+
+@pytest.mark.services
+def test_pg_creates_migrates_and_drops_its_own_database():
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith("postgres"):
+        service_missing("PostgreSQL (DATABASE_URL)")
+    parts = urlsplit(url)
+    server = urlunsplit((parts.scheme, parts.netloc, "/postgres", parts.query, ""))
+
+    report = report_of(bench("claim", "--checks", "5", "--rounds", "1", "--pg", server, "--json"))
+
+    assert report["database"].startswith("postgresql (uptimy_bench_")
+    name = report["database"].split("(")[1].split(",")[0]
+    with psycopg.connect(server, autocommit=True) as conn:
+        assert conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone() is None
+
+
+@pytest.mark.parametrize("args", [["claim", "--checks", "0"], ["e2e", "--regions", "0"]])
+def test_nonsense_sizes_are_refused(args):
+    run = bench(*args)
+
+    assert run.returncode == 2
+    assert "at least 1" in run.stderr
