@@ -367,3 +367,24 @@ def _wire_failure(exc: wire.WireError, host: str, *, reading: bool) -> CheckFail
     if exc.kind == "malformed":
         return CheckFailed(FailureKind.PROTOCOL, f"{host} sent a malformed HTTP answer: {exc.detail}")
     return CheckFailed(FailureKind.CONNECT, f"The connection to {host} failed: {exc.detail}")
+
+
+def redirect_target(url: httpx.URL, response: Response) -> httpx.URL:
+    """Return where a redirect points, refusing a missing Location and any https-to-http step."""
+    status = response.status_code
+    location = response.headers.get("location", "")
+    try:
+        target = url.join(location) if location else None
+    except httpx.InvalidURL:
+        target = None
+    if target is None:
+        raise CheckFailed(
+            FailureKind.HTTP_STATUS, f"HTTP {status} without a usable Location", http_status=status
+        )
+    if url.scheme == "https" and target.scheme != "https":
+        raise CheckFailed(
+            FailureKind.REDIRECT_REFUSED,
+            f"Redirect from https to http refused: {shown_url(target)}",
+            http_status=status,
+        )
+    return target

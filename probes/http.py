@@ -13,7 +13,15 @@ from dataclasses import replace
 
 import httpx
 
-from probes.connection import MAX_BODY_BYTES, CheckFailed, Connection, media_type, shown_url, text_message
+from probes.connection import (
+    MAX_BODY_BYTES,
+    CheckFailed,
+    Connection,
+    media_type,
+    redirect_target,
+    shown_url,
+    text_message,
+)
 from probes.types import FailureKind, HttpConfig, ProbeOutcome, Status
 from probes.wire import Response, WireError
 
@@ -101,7 +109,7 @@ async def _fetch(config: HttpConfig, conn: Connection) -> Response:
         if not config.follow_redirects or response.status_code not in _REDIRECTS:
             return response
         await conn.discard(response)
-        target = _redirect_target(url, response)
+        target = redirect_target(url, response)
         # Browsers turn 301/302 POSTs and every 303 into GETs; 307 and 308 keep the request.
         if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
             method, body = ("HEAD" if method == "HEAD" else "GET"), None
@@ -110,26 +118,6 @@ async def _fetch(config: HttpConfig, conn: Connection) -> Response:
         FailureKind.REDIRECT_REFUSED,
         f"Redirect refused: more than {MAX_REDIRECTS} redirects (next: {shown_url(url)})",
     )
-
-
-def _redirect_target(url: httpx.URL, response: Response) -> httpx.URL:
-    status = response.status_code
-    location = response.headers.get("location", "")
-    try:
-        target = url.join(location) if location else None
-    except httpx.InvalidURL:
-        target = None
-    if target is None:
-        raise CheckFailed(
-            FailureKind.HTTP_STATUS, f"HTTP {status} without a usable Location", http_status=status
-        )
-    if url.scheme == "https" and target.scheme == "http":
-        raise CheckFailed(
-            FailureKind.REDIRECT_REFUSED,
-            f"Redirect from https to http refused: {shown_url(target)}",
-            http_status=status,
-        )
-    return target
 
 
 async def _read_some(conn: Connection, response: Response) -> bytes:

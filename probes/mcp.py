@@ -31,6 +31,7 @@ from probes.connection import (
     Connection,
     host_of,
     media_type,
+    redirect_target,
     same_origin,
     sanitize,
     shown_url,
@@ -544,24 +545,13 @@ async def _post(ex: _Exchange, url: httpx.URL, body: bytes, *, initialize: bool)
 
 
 def _mcp_redirect(url: httpx.URL, response: Response) -> httpx.URL:
+    """Return a redirect's target if an MCP client may follow it: same host, 307 or 308 only."""
     status = response.status_code
-    location = response.headers.get("location", "")
-    try:
-        target = url.join(location) if location else None
-    except httpx.InvalidURL:
-        target = None
-    if target is None:
-        raise CheckFailed(
-            FailureKind.HTTP_STATUS, f"HTTP {status} without a usable Location", http_status=status
-        )
+    target = redirect_target(url, response)
     shown = shown_url(target)
     if host_of(target) != host_of(url):
         raise CheckFailed(
             FailureKind.REDIRECT_REFUSED, f"Redirect to another host refused: {shown}", http_status=status
-        )
-    if url.scheme == "https" and target.scheme != "https":
-        raise CheckFailed(
-            FailureKind.REDIRECT_REFUSED, f"Redirect from https to http refused: {shown}", http_status=status
         )
     if status not in (307, 308):
         raise CheckFailed(

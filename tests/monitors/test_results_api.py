@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import select
-import subprocess
-import sys
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from rest_framework.test import APIClient
@@ -19,22 +14,6 @@ from probes.types import CheckType, FailureKind, ProbeOutcome, Status, Timings, 
 URL = "/api/v1/healthchecks/"
 SLOT = datetime(2026, 11, 29, 11, 0, 7, tzinfo=UTC)
 REGIONS = ("ap-southeast", "eu-west", "us-east")
-FAST_MCP = Path(__file__).resolve().parents[1] / "peers" / "servers" / "fast_mcp.py"
-
-
-@pytest.fixture(scope="module")
-def fast_mcp() -> Iterator[str]:
-    """Serve tests/peers/servers/fast_mcp.py on loopback; return its MCP URL."""
-    process = subprocess.Popen([sys.executable, str(FAST_MCP), "--tools", "3"], stdout=subprocess.PIPE)
-    try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], 30)
-        url = process.stdout.readline().decode().strip() if ready else ""
-        assert url, "fast_mcp.py printed no URL"
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def minutes(n: int) -> datetime:

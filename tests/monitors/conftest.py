@@ -1,0 +1,28 @@
+"""Fixtures shared by the monitors tests that run real checks."""
+
+from __future__ import annotations
+
+import select
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+FAST_MCP = Path(__file__).resolve().parents[1] / "peers" / "servers" / "fast_mcp.py"
+
+
+@pytest.fixture(scope="module")
+def fast_mcp() -> Iterator[str]:
+    """Serve tests/peers/servers/fast_mcp.py on loopback; return its MCP URL."""
+    process = subprocess.Popen([sys.executable, str(FAST_MCP), "--tools", "3"], stdout=subprocess.PIPE)
+    try:
+        assert process.stdout is not None
+        ready, _, _ = select.select([process.stdout], [], [], 30)
+        url = process.stdout.readline().decode().strip() if ready else ""
+        assert url, "fast_mcp.py printed no URL"
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
