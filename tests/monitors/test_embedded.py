@@ -73,6 +73,8 @@ def make(org, settings) -> Callable[..., Healthcheck]:
             check_type=check_type,
             config=config,
             now=now,
+            # An hour between slots: no second slot can fall due while a worker test runs.
+            interval_seconds=3600,
             region_slugs=regions,
             rules=rules,
         )
