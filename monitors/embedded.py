@@ -15,7 +15,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 from django.utils import timezone
 
 from monitors import services
@@ -26,6 +26,7 @@ logger = logging.getLogger(__name__)
 
 ROLLUP_EVERY = 60.0
 PRUNE_EVERY = 3600.0
+DATABASE_RETRY_DELAY = 5.0
 
 
 class EmbeddedWorker:
@@ -72,9 +73,20 @@ class EmbeddedWorker:
             while self._due and self._due[0][0] <= now:
                 ready.append(heapq.heappop(self._due))
         for _, _, region, items in ready:
-            self.pool.submit(
-                self._guarded, lambda r=region, i=items: execute_batch(r, i, enqueue=self.enqueue)
+            self.pool.submit(self._guarded, lambda r=region, i=items: self._run_batch(r, i))
+
+    def _run_batch(self, region: str, items: list[BatchItem]) -> None:
+        """Run a batch; when the database is unreachable, try the batch again later instead of losing it."""
+        try:
+            execute_batch(region, items, enqueue=self.enqueue)
+        except (OperationalError, InterfaceError) as exc:
+            logger.warning(
+                "embedded worker: database unavailable (%s); batch for %s again in %ss",
+                type(exc).__name__,
+                region,
+                DATABASE_RETRY_DELAY,
             )
+            self.enqueue(region, items, DATABASE_RETRY_DELAY)
 
     def _next_due(self) -> float:
         with self._lock:

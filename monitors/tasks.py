@@ -6,11 +6,15 @@ Names are explicit and stable (``monitors.run_batch``), since queued messages ou
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from monitors import services
 from monitors.execution import BatchItem, batches_for, execute_batch
 from monitors.scheduling import claim_due
+
+# Enough retries, backing off to 30 s, to ride out a database restart or failover.
+DATABASE_RETRIES = 10
 
 
 def enqueue_celery(region: str, items: list[BatchItem], delay: float = 0) -> None:
@@ -29,7 +33,19 @@ def dispatch_due() -> int:
 
 # acks_late + reject_on_worker_lost: a worker killed mid-batch leaves the message to be
 # redelivered; recording is idempotent, so the rerun loses no slot and duplicates nothing.
-@shared_task(name="monitors.run_batch", ignore_result=True, acks_late=True, reject_on_worker_lost=True)
+# A database that is down or restarting fails the task with a DatabaseError: retry it (the
+# checks run again, recording stays idempotent) instead of acking a batch that was never
+# recorded.
+@shared_task(
+    name="monitors.run_batch",
+    ignore_result=True,
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    retry_backoff_max=30,
+    max_retries=DATABASE_RETRIES,
+)
 def run_batch(region: str, items: list[BatchItem]) -> int:
     return execute_batch(region, items, enqueue=enqueue_celery)
 
