@@ -59,7 +59,7 @@ def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) 
         )
         for (hc_id, slot, attempt), outcome in outcomes
     ]
-    rechecks = services.outcomes_record(region_slug=region, results=results, now=timezone.now())
+    rechecks = services.outcomes_record(region_slug=region, results=results)
     by_delay: dict[float, list[BatchItem]] = defaultdict(list)
     for recheck in rechecks:
         by_delay[recheck.delay_seconds].append(

@@ -15,6 +15,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import connection, models, transaction
+from django.utils import timezone
 
 from monitors import latency
 from monitors.errors import ConfigInvalid, ServiceError
@@ -397,12 +398,16 @@ class Recheck:
     delay_seconds: float
 
 
-def outcomes_record(*, region_slug: str, results: Sequence[RunResult], now: datetime) -> list[Recheck]:
+def outcomes_record(
+    *, region_slug: str, results: Sequence[RunResult], now: datetime | None = None
+) -> list[Recheck]:
     """Store a region's batch of results and apply the rules; return the rechecks to run.
 
     One transaction: bulk-insert the results (a repeated run inserts nothing, by the unique
     constraint), lock the healthchecks in id order (two regions recording overlapping batches
     can't deadlock), update region states, statuses, StatusChange rows and tool-list events.
+    Without ``now``, the time is read once the locks are held, so a status change is never
+    stamped earlier than the other region's results it was decided from.
     """
     if not results:
         return []
@@ -420,6 +425,7 @@ def outcomes_record(*, region_slug: str, results: Sequence[RunResult], now: date
             .order_by("id")
             .only(*RECORDER_FIELDS)
         }
+        now = now or timezone.now()
         live = [result for result in results if result.healthcheck_id in healthchecks]
         _insert_rows(ProbeResult, [_result_row(result, region, now) for result in live])
         book = _StateBook.load(
