@@ -68,5 +68,10 @@ def _moment(params: Mapping[str, str], name: str) -> datetime | None:
     if moment is None:
         raise ValidationError({name: [f"Not an ISO 8601 date and time: {raw[:40]!r}."]})
     if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment, UTC)
-    return moment
+        return timezone.make_aware(moment, UTC)
+    # Python accepts offsets up to ±23:59 but PostgreSQL only ±15:59, and near the ends of
+    # the calendar a conversion overflows: normalise to UTC here, where a bad value is a 400.
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValidationError({name: [f"Out of range: {raw[:40]!r}."]}) from None

@@ -635,3 +635,22 @@ def test_postgresql_regions_recording_at_once_see_each_other(postgres, make):
     assert RegionState.objects.filter(status="up").count() == 40 * len(REGIONS)
     assert StatusChange.objects.count() == 40
     assert set(Healthcheck.objects.values_list("status", flat=True)) == {"up"}
+
+
+@pytest.mark.services
+def test_postgresql_region_states_read_by_the_recorder_match_the_orm(postgres, make):
+    # The recorder reads region states with psycopg's C timestamp loader instead of Django's
+    # pure-Python one (monitors.services._c_timestamp_loader): the datetimes must be the same.
+    from monitors.services import _c_timestamp_loader
+
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, up(), slot=SLOT + timedelta(microseconds=123_456))
+    fields = ("since", "last_slot", "last_result_at")
+    by_orm = list(RegionState.objects.order_by("id").values_list(*fields))
+
+    with _c_timestamp_loader():
+        by_recorder = list(RegionState.objects.order_by("id").values_list(*fields))
+
+    assert by_recorder == by_orm
+    assert {value.tzinfo for row in by_recorder for value in row} == {UTC}
+    assert by_recorder[0][1].microsecond == 123_456

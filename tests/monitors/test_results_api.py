@@ -504,3 +504,31 @@ def test_an_unknown_check_answers_404(client, method, route):
     response = getattr(client, method)(f"{URL}00000000-0000-4000-8000-000000000000/{route}")
 
     assert response.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"from": "0001-01-01T00:00:00+19:18"}, "from"),
+        ({"to": "9999-12-31T23:59:59-23:00"}, "to"),
+    ],
+)
+def test_a_window_at_the_ends_of_the_calendar_is_a_400(client, query, field):
+    check_id = client.post(
+        URL, {"name": "w", "type": 1, "config": {"uri": "https://example.com/"}}, format="json"
+    ).json()["id"]
+
+    response = client.get(f"{URL}{check_id}/uptime/", query)
+
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_a_window_with_an_offset_postgresql_refuses_is_normalised_to_utc(client):
+    check_id = client.post(
+        URL, {"name": "w", "type": 1, "config": {"uri": "https://example.com/"}}, format="json"
+    ).json()["id"]
+
+    response = client.get(f"{URL}{check_id}/results/", {"from": "2026-11-29T10:00:00+19:18"})
+
+    assert response.status_code == 200
