@@ -640,8 +640,8 @@ def test_postgresql_regions_recording_at_once_see_each_other(postgres, make):
 @pytest.mark.services
 def test_postgresql_region_states_read_by_the_recorder_match_the_orm(postgres, make):
     # The recorder reads region states with psycopg's C timestamp loader instead of Django's
-    # pure-Python one (monitors.services._c_timestamp_loader): the datetimes must be the same.
-    from monitors.services import _c_timestamp_loader
+    # pure-Python one (monitors.services.recording._c_timestamp_loader): the datetimes must be the same.
+    from monitors.services.recording import _c_timestamp_loader
 
     healthcheck = make(recheck_count=0)
     record_everywhere(healthcheck, up(), slot=SLOT + timedelta(microseconds=123_456))

@@ -1,0 +1,47 @@
+"""Every write of the monitors app, by domain; keyword-only functions named <entity>_<action>.
+
+Callers import from here (``monitors.services.outcomes_record``); the modules split the
+writes by what they touch: tenancy, healthchecks, recording outcomes, rollups.
+"""
+
+from monitors.services.healthchecks import (
+    RULE_FIELDS,
+    healthcheck_create,
+    healthcheck_delete,
+    healthcheck_pause,
+    healthcheck_resume,
+    healthcheck_update,
+)
+from monitors.services.recording import Recheck, RunResult, outcomes_record, stale_after
+from monitors.services.rollups import results_prune, rollups_refresh
+from monitors.services.tenancy import (
+    api_key_create,
+    api_key_revoke,
+    api_key_touch,
+    demo_bootstrap,
+    hash_api_key,
+    membership_add,
+    organization_create,
+)
+
+__all__ = [
+    "RULE_FIELDS",
+    "Recheck",
+    "RunResult",
+    "api_key_create",
+    "api_key_revoke",
+    "api_key_touch",
+    "demo_bootstrap",
+    "hash_api_key",
+    "healthcheck_create",
+    "healthcheck_delete",
+    "healthcheck_pause",
+    "healthcheck_resume",
+    "healthcheck_update",
+    "membership_add",
+    "organization_create",
+    "outcomes_record",
+    "results_prune",
+    "rollups_refresh",
+    "stale_after",
+]

@@ -1,0 +1,262 @@
+"""Create, change, pause and resume healthchecks within their plan; keyword-only."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+
+from monitors.errors import ConfigInvalid, ServiceError
+from monitors.models import Healthcheck, HealthcheckTag, Organization, Plan, Region, RegionState, StatusChange
+from monitors.scheduling import first_slot_at_or_after, slot_offset_for
+from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
+from monitors.selectors import regions_allowed
+from probes.config import ConfigError, config_to_api, parse_config
+from probes.types import CheckType, Status
+
+DEFAULT_INTERVAL_SECONDS = 60
+
+
+def healthcheck_create(
+    *,
+    organization: Organization,
+    name: str,
+    check_type: CheckType,
+    config: Mapping[str, Any],
+    now: datetime,
+    interval_seconds: int | None = None,
+    region_slugs: Iterable[str] | None = None,
+    tags: Iterable[str] = (),
+    paused: bool = False,
+    rules: Mapping[str, Any] | None = None,
+) -> Healthcheck:
+    """Create a healthcheck within the organization's plan; its first slot is within one interval.
+
+    ``rules`` may hold recheck_count, recheck_delay_seconds, quorum and degraded_threshold_ms.
+    """
+    plan = organization.plan
+    interval = (
+        interval_seconds
+        if interval_seconds is not None
+        else max(DEFAULT_INTERVAL_SECONDS, plan.min_interval_seconds)
+    )
+    _check_interval(plan, interval)
+    regions = _regions_for(organization, region_slugs)
+    api_config, headers = _prepared_config(check_type, config, stored_headers={})
+    with transaction.atomic():
+        # Lock the organization so two concurrent creates can't both pass the plan's count.
+        Organization.objects.select_for_update().filter(pk=organization.pk).first()
+        if Healthcheck.objects.filter(organization=organization).count() >= plan.max_healthchecks:
+            raise ServiceError(
+                "non_field_errors",
+                f"Your plan ({plan.name}) allows {plan.max_healthchecks} healthchecks; delete one or upgrade.",
+            )
+        _check_quorum((rules or {}).get("quorum"), len(regions))
+        healthcheck = Healthcheck(
+            organization=organization,
+            name=name,
+            type=int(check_type),
+            config=api_config,
+            secret_headers=encrypt_headers(headers),
+            interval_seconds=interval,
+            paused=paused,
+            status=Status.PAUSED if paused else Status.PENDING,
+            status_changed_at=now,
+            **dict(rules or {}),
+        )
+        _schedule(healthcheck, now=now)
+        healthcheck.save(force_insert=True)
+        healthcheck.regions.set(regions)
+        _set_tags(healthcheck, tags)
+    return healthcheck
+
+
+def healthcheck_update(
+    *, healthcheck: Healthcheck, changes: Mapping[str, Any], partial: bool, now: datetime
+) -> Healthcheck:
+    """Apply API changes; omitted headers and headers sent back masked keep their stored values.
+
+    ``changes`` may hold name, check_type, config, interval_seconds, region_slugs, tags, paused.
+    A partial update merges ``config`` key by key into the stored config.
+    """
+    organization = healthcheck.organization
+    check_type = changes.get("check_type", healthcheck.check_type)
+    type_changed = check_type != healthcheck.check_type
+    if type_changed and "config" not in changes:
+        raise ServiceError("config", "Send the whole config of the new type when changing the type.")
+    if "interval_seconds" in changes:
+        _check_interval(organization.plan, changes["interval_seconds"])
+    regions = _regions_for(organization, changes["region_slugs"]) if "region_slugs" in changes else None
+    if "config" in changes:
+        base = healthcheck.config if partial and not type_changed else None
+        stored_headers = decrypt_headers(healthcheck.secret_headers)
+        api_config, headers = _prepared_config(check_type, changes["config"], stored_headers, merge_into=base)
+        healthcheck.config = api_config
+        healthcheck.secret_headers = encrypt_headers(headers)
+    healthcheck.type = int(check_type)
+    if "name" in changes:
+        healthcheck.name = changes["name"]
+    for field in RULE_FIELDS:
+        if field in changes:
+            setattr(healthcheck, field, changes[field])
+    region_count = len(regions) if regions is not None else healthcheck.regions.count()
+    _check_quorum(healthcheck.quorum, region_count)
+    if "interval_seconds" in changes and changes["interval_seconds"] != healthcheck.interval_seconds:
+        healthcheck.interval_seconds = changes["interval_seconds"]
+        if not healthcheck.paused:
+            _schedule(healthcheck, now=now)
+    with transaction.atomic():
+        healthcheck.save()
+        if regions is not None:
+            healthcheck.regions.set(regions)
+            # A region no longer checked must not vote in the rules.
+            RegionState.objects.filter(healthcheck=healthcheck).exclude(region__in=regions).delete()
+        if "tags" in changes:
+            _set_tags(healthcheck, changes["tags"])
+    if "paused" in changes and changes["paused"] != healthcheck.paused:
+        fn = healthcheck_pause if changes["paused"] else healthcheck_resume
+        healthcheck = fn(healthcheck=healthcheck, now=now)
+    return healthcheck
+
+
+def healthcheck_delete(*, healthcheck: Healthcheck) -> None:
+    healthcheck.delete()
+
+
+def healthcheck_pause(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck:
+    """Stop checking; the status reads paused until resumed, and the change is recorded."""
+    with transaction.atomic():
+        locked = Healthcheck.objects.select_for_update().get(pk=healthcheck.pk)
+        if locked.status != Status.PAUSED:
+            _record_status_change(locked, to=Status.PAUSED, reason="Paused", now=now)
+        Healthcheck.objects.filter(pk=healthcheck.pk).update(
+            paused=True, status=Status.PAUSED, status_changed_at=now, next_check_at=None, updated_at=now
+        )
+    healthcheck.refresh_from_db()
+    return healthcheck
+
+
+def healthcheck_resume(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck:
+    """Check again from the next slot; the status is pending until results decide it."""
+    healthcheck.slot_offset = slot_offset_for(healthcheck.public_id, healthcheck.interval_seconds)
+    next_slot = first_slot_at_or_after(
+        now, interval_seconds=healthcheck.interval_seconds, offset=healthcheck.slot_offset
+    )
+    with transaction.atomic():
+        updated = Healthcheck.objects.filter(pk=healthcheck.pk, paused=True).update(
+            paused=False,
+            status=Status.PENDING,
+            status_changed_at=now,
+            next_check_at=next_slot,
+            slot_offset=healthcheck.slot_offset,
+            updated_at=now,
+        )
+        if updated:
+            # Old region verdicts are from before the pause: start from pending everywhere.
+            RegionState.objects.filter(healthcheck=healthcheck).delete()
+            _record_status_change(healthcheck, to=Status.PENDING, reason="Resumed", now=now)
+    healthcheck.refresh_from_db()
+    return healthcheck
+
+
+RULE_FIELDS = ("recheck_count", "recheck_delay_seconds", "quorum", "degraded_threshold_ms")
+
+
+def _record_status_change(healthcheck: Healthcheck, *, to: Status, reason: str, now: datetime) -> None:
+    """Store a status change that an operator caused (pause, resume) in the same outbox as the rules'."""
+    StatusChange.objects.create(
+        healthcheck=healthcheck, at=now, from_status=healthcheck.status, to_status=to, reason=reason
+    )
+
+
+def _schedule(healthcheck: Healthcheck, *, now: datetime) -> None:
+    """Set the healthcheck's offset and its first slot, at most one interval from now."""
+    healthcheck.slot_offset = slot_offset_for(healthcheck.public_id, healthcheck.interval_seconds)
+    if healthcheck.paused:
+        healthcheck.next_check_at = None
+        return
+    healthcheck.next_check_at = first_slot_at_or_after(
+        now, interval_seconds=healthcheck.interval_seconds, offset=healthcheck.slot_offset
+    )
+
+
+def _check_quorum(quorum: int | None, region_count: int) -> None:
+    if quorum is not None and not 1 <= quorum <= region_count:
+        raise ServiceError("quorum", f"Must be from 1 to the number of regions ({region_count}).")
+
+
+def _check_interval(plan: Plan, interval: int) -> None:
+    if interval < plan.min_interval_seconds:
+        raise ServiceError(
+            "interval", f"Your plan ({plan.name}) checks at most every {plan.min_interval_seconds} seconds."
+        )
+
+
+def _regions_for(organization: Organization, slugs: Iterable[str] | None) -> list[Region]:
+    allowed = list(regions_allowed(organization=organization))
+    if slugs is None:
+        return allowed
+    wanted = list(dict.fromkeys(slugs))
+    if not wanted:
+        raise ServiceError("regions", "Choose at least one region.")
+    by_slug = {region.slug: region for region in allowed}
+    refused = [slug for slug in wanted if slug not in by_slug]
+    if refused:
+        raise ServiceError(
+            "regions",
+            f"Your plan doesn't allow {', '.join(refused)}; allowed: {', '.join(by_slug) or 'none'}.",
+        )
+    return [by_slug[slug] for slug in wanted]
+
+
+def _set_tags(healthcheck: Healthcheck, tags: Iterable[str]) -> None:
+    names = sorted(set(tags))
+    healthcheck.tag_rows.exclude(name__in=names).delete()
+    existing = set(healthcheck.tag_rows.values_list("name", flat=True))
+    HealthcheckTag.objects.bulk_create(
+        [HealthcheckTag(healthcheck=healthcheck, name=name) for name in names if name not in existing]
+    )
+
+
+def _prepared_config(
+    check_type: CheckType,
+    incoming: Mapping[str, Any],
+    stored_headers: Mapping[str, str],
+    *,
+    merge_into: Mapping[str, Any] | None = None,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Validate a config and split it into the stored shape (values masked) and the secret headers."""
+    if not isinstance(incoming, Mapping):
+        raise ConfigInvalid({"config": "Must be a JSON object."})
+    data = {**merge_into, **incoming} if merge_into is not None else dict(incoming)
+    if "headers" in incoming:
+        data["headers"] = _unmasked_headers(incoming["headers"], stored_headers)
+    else:
+        data["headers"] = dict(stored_headers)
+    try:
+        parsed = parse_config(check_type, data)
+    except ConfigError as exc:
+        raise ConfigInvalid({f"config.{key}": message for key, message in exc.errors.items()}) from None
+    api_config = config_to_api(parsed)
+    headers = api_config.pop("headers")
+    api_config["headers"] = masked(headers)
+    return api_config, headers
+
+
+def _unmasked_headers(incoming: object, stored: Mapping[str, str]) -> object:
+    """Replace each masked value with the stored value of the same (case-insensitive) name."""
+    if not isinstance(incoming, Mapping):
+        return incoming  # probes.config reports the shape error
+    stored_by_lower = {name.lower(): value for name, value in stored.items()}
+    result: dict[Any, Any] = {}
+    for name, value in incoming.items():
+        if value == MASK:
+            if not isinstance(name, str) or name.lower() not in stored_by_lower:
+                raise ConfigInvalid(
+                    {f"config.headers.{name}": "Send the value: this header has no stored value to keep."}
+                )
+            value = stored_by_lower[name.lower()]
+        result[name] = value
+    return result

@@ -1,0 +1,133 @@
+"""Sum results up into hourly and daily rollups, and prune raw results past retention."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from monitors import latency
+from monitors.models import Healthcheck, Plan, ProbeResult, Rollup
+from monitors.rules import rollup_figures
+from probes.types import Status
+
+
+def rollups_refresh(*, now: datetime, hours: int = 2) -> int:
+    """Recompute the hourly rollups of the last ``hours`` hours and the days they fall in.
+
+    Each slot counts once per region, by its last attempt: a failure that a recheck cleared is
+    not downtime. Recomputing is idempotent (upserts by the rollup's unique key).
+    """
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    starts = [hour - timedelta(hours=back) for back in range(hours - 1, -1, -1)]
+    written = 0
+    for start in starts:
+        written += _hourly_rollups(start)
+    for day in sorted({start.replace(hour=0) for start in starts}):
+        written += _daily_rollups(day)
+    return written
+
+
+def _hourly_rollups(start: datetime) -> int:
+    end = start + timedelta(hours=1)
+    rows = (
+        ProbeResult.objects.filter(slot__gte=start, slot__lt=end)
+        .order_by("healthcheck_id", "region_id", "slot", "attempt")
+        .values_list("healthcheck_id", "region_id", "slot", "status", "total_ms")
+    )
+    finals: dict[tuple[int, int], dict[datetime, tuple[str, float | None]]] = defaultdict(dict)
+    for hc_id, region_id, slot, status, total_ms in rows.iterator(chunk_size=5000):
+        finals[(hc_id, region_id)][slot] = (status, total_ms)  # later attempts overwrite earlier ones
+    thresholds = dict(
+        Healthcheck.objects.filter(id__in={key[0] for key in finals}).values_list(
+            "id", "degraded_threshold_ms"
+        )
+    )
+    rollups = []
+    for (hc_id, region_id), slots in finals.items():
+        threshold = thresholds.get(hc_id)
+        samples = [
+            (_sample_status(status, total_ms, threshold), total_ms) for status, total_ms in slots.values()
+        ]
+        figures = rollup_figures(samples)
+        rollups.append(
+            Rollup(
+                healthcheck_id=hc_id,
+                region_id=region_id,
+                period=Rollup.Period.HOUR,
+                start=start,
+                runs=figures.runs,
+                failures=figures.failures,
+                degraded=figures.degraded,
+                p50_ms=figures.p50_ms,
+                p95_ms=figures.p95_ms,
+                histogram=latency.histogram_of(ms for _, ms in samples if ms is not None),
+            )
+        )
+    return _upsert_rollups(rollups)
+
+
+def _daily_rollups(day: datetime) -> int:
+    hours = Rollup.objects.filter(
+        period=Rollup.Period.HOUR, start__gte=day, start__lt=day + timedelta(days=1)
+    ).values_list("healthcheck_id", "region_id", "runs", "failures", "degraded", "histogram")
+    merged: dict[tuple[int, int], list[Any]] = {}
+    for hc_id, region_id, runs, failures, degraded, histogram in hours.iterator(chunk_size=5000):
+        entry = merged.setdefault((hc_id, region_id), [0, 0, 0, []])
+        entry[0] += runs
+        entry[1] += failures
+        entry[2] += degraded
+        entry[3].append(histogram)
+    rollups = []
+    for (hc_id, region_id), (runs, failures, degraded, histograms) in merged.items():
+        histogram = latency.merge(histograms)
+        rollups.append(
+            Rollup(
+                healthcheck_id=hc_id,
+                region_id=region_id,
+                period=Rollup.Period.DAY,
+                start=day,
+                runs=runs,
+                failures=failures,
+                degraded=degraded,
+                p50_ms=latency.percentile(histogram, 0.5),
+                p95_ms=latency.percentile(histogram, 0.95),
+                histogram=histogram,
+            )
+        )
+    return _upsert_rollups(rollups)
+
+
+def _upsert_rollups(rollups: list[Rollup]) -> int:
+    Rollup.objects.bulk_create(
+        rollups,
+        batch_size=1000,
+        update_conflicts=True,
+        unique_fields=["healthcheck", "region", "period", "start"],
+        update_fields=["runs", "failures", "degraded", "p50_ms", "p95_ms", "histogram"],
+    )
+    return len(rollups)
+
+
+def _sample_status(status: str, total_ms: float | None, threshold: int | None) -> Status:
+    if status == Status.UP and threshold is not None and total_ms is not None and total_ms > threshold:
+        return Status.DEGRADED
+    return Status(status)
+
+
+def results_prune(*, now: datetime, batch_size: int = 10_000) -> int:
+    """Delete raw results older than each plan's retention, in batches; rollups are kept."""
+    deleted = 0
+    for plan in Plan.objects.all():
+        cutoff = now - timedelta(days=plan.retention_days)
+        while True:
+            ids = list(
+                ProbeResult.objects.filter(healthcheck__organization__plan=plan, slot__lt=cutoff).values_list(
+                    "id", flat=True
+                )[:batch_size]
+            )
+            if not ids:
+                break
+            # Short transactions: pruning must never hold locks the recorder waits on.
+            deleted += ProbeResult.objects.filter(id__in=ids).delete()[0]
+    return deleted

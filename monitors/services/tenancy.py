@@ -1,0 +1,96 @@
+"""Write organizations, memberships and API keys; keyword-only, each owns its transaction."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
+from django.db import transaction
+
+from monitors.errors import ServiceError
+from monitors.models import ApiKey, Membership, Organization, Plan
+
+API_KEY_PREFIX = "upt_"
+# Writing last_used_at on every request would turn reads into writes; a minute is precise enough.
+API_KEY_TOUCH_INTERVAL = timedelta(minutes=1)
+DEFAULT_PLAN_SLUG = "free"
+
+
+def hash_api_key(raw_key: str) -> str:
+    """Return the stored form of a key: keys are long random strings, so plain SHA-256 suffices."""
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+def organization_create(*, slug: str, name: str = "", plan: Plan | None = None) -> Organization:
+    try:
+        validate_slug(slug)
+    except ValidationError:
+        raise ServiceError("slug", "Use letters, digits, hyphens and underscores only.") from None
+    plan = plan or Plan.objects.get(slug=DEFAULT_PLAN_SLUG)
+    return Organization.objects.create(slug=slug, name=name or slug, plan=plan)
+
+
+def membership_add(
+    *, organization: Organization, user: Any, role: str = Membership.Role.MEMBER
+) -> Membership:
+    membership, _ = Membership.objects.update_or_create(
+        organization=organization, user=user, defaults={"role": role}
+    )
+    return membership
+
+
+def api_key_create(
+    *, organization: Organization, name: str = "", scope: str = ApiKey.Scope.READ_WRITE
+) -> tuple[ApiKey, str]:
+    """Create a key and return it with the raw key, which is shown once and never stored."""
+    raw_key = API_KEY_PREFIX + secrets.token_urlsafe(32)
+    api_key = ApiKey.objects.create(
+        organization=organization,
+        name=name,
+        prefix=raw_key[: len(API_KEY_PREFIX) + 8],
+        key_hash=hash_api_key(raw_key),
+        scope=scope,
+    )
+    return api_key, raw_key
+
+
+def api_key_revoke(*, api_key: ApiKey, now: datetime) -> ApiKey:
+    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=now)
+    api_key.refresh_from_db(fields=["revoked_at"])
+    return api_key
+
+
+def api_key_touch(*, api_key: ApiKey, now: datetime) -> None:
+    """Record that the key was used, at most once per API_KEY_TOUCH_INTERVAL."""
+    if api_key.last_used_at and now - api_key.last_used_at < API_KEY_TOUCH_INTERVAL:
+        return
+    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
+    api_key.last_used_at = now
+
+
+def demo_bootstrap(*, org_slug: str = "demo", username: str = "admin") -> dict[str, str | None]:
+    """Make sure the demo organization, an admin user and an API key exist.
+
+    Return the password and the raw key when this call created them (they can't be shown
+    later), and None for those that already existed.
+    """
+    user_model = get_user_model()
+    with transaction.atomic():
+        organization = Organization.objects.filter(slug=org_slug).first()
+        if organization is None:
+            organization = organization_create(slug=org_slug, name="Demo", plan=Plan.objects.get(slug="paid"))
+        password = None
+        user = user_model.objects.filter(username=username).first()
+        if user is None:
+            password = secrets.token_urlsafe(12)
+            user = user_model.objects.create_superuser(username=username, email="", password=password)
+        membership_add(organization=organization, user=user, role=Membership.Role.OWNER)
+        raw_key = None
+        if not organization.api_keys.filter(revoked_at__isnull=True).exists():
+            _, raw_key = api_key_create(organization=organization, name="demo")
+    return {"organization": organization.slug, "username": username, "password": password, "api_key": raw_key}
