@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import NoReturn
 
 import pytest
 from rest_framework.test import APIClient
@@ -13,15 +14,28 @@ from monitors.models import ApiKey, Organization, Plan
 from monitors.services import api_key_create, organization_create
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
-REQUIRE_SERVICES = os.environ.get("UPTIMY_REQUIRE_SERVICES") == "1"
+SERVICES_SWITCH = "UPTIMY_REQUIRE_SERVICES"
+PEERS_SWITCH = "UPTIMY_REQUIRE_PEERS"
 
 
-def service_missing(what: str) -> None:
-    """Skip a test whose service isn't configured, or fail it where CI requires the services."""
-    message = f"{what} is not configured"
-    if REQUIRE_SERVICES:
-        pytest.fail(f"{message}, and UPTIMY_REQUIRE_SERVICES=1 requires it")
+def unavailable(message: str, *, switch: str) -> NoReturn:
+    """Skip a test that needs something this machine lacks; fail it instead where ``switch``=1.
+
+    A developer without PostgreSQL, Redis or npm still runs the rest of the suite, and the
+    skip says what is missing and how to get it. CI sets the switches, so there a missing
+    service or peer is a red build, never a quietly skipped test.
+    """
+    if os.environ.get(switch) == "1":
+        pytest.fail(f"{message}; {switch}=1 requires it")
     pytest.skip(message)
+
+
+def service_missing(what: str) -> NoReturn:
+    """Skip (or, under UPTIMY_REQUIRE_SERVICES=1, fail) a test whose PostgreSQL or Redis is missing."""
+    unavailable(
+        f"{what} is not configured: set DATABASE_URL=postgres://… and REDIS_URL=redis://…, as .ci/run does",
+        switch=SERVICES_SWITCH,
+    )
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 import pytest
@@ -31,7 +31,6 @@ from peer_support import (
     EVERYTHING_JS,
     NODE22,
     PEERS_DIR,
-    REQUIRE_PEERS,
     ROOT,
     SERVERS,
     free_port,
@@ -39,16 +38,14 @@ from peer_support import (
 
 from probes.config import parse_mcp_config
 from probes.types import ProbeOutcome
+from tests.conftest import PEERS_SWITCH, unavailable
 
 START_TIMEOUT = 30.0
 
 
-def peer_missing(what: str) -> None:
-    """Skip a test whose npm peer isn't installed, or fail it where CI requires the peers."""
-    message = f"{what} is not installed; run tests/peers/install (needs npm)"
-    if REQUIRE_PEERS:
-        pytest.fail(f"{message}, and UPTIMY_REQUIRE_PEERS=1 requires it")
-    pytest.skip(message)
+def peer_missing(what: str) -> NoReturn:
+    """Skip (or, under UPTIMY_REQUIRE_PEERS=1, fail) a test whose npm peer isn't installed."""
+    unavailable(f"{what} is not installed: run tests/peers/install (needs npm)", switch=PEERS_SWITCH)
 
 
 def npm_peers_installed() -> bool:

@@ -15,7 +15,6 @@ EVERYTHING_JS = (
     PEERS_DIR / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 )
 CONFORMANCE_JS = PEERS_DIR / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-REQUIRE_PEERS = os.environ.get("UPTIMY_REQUIRE_PEERS") == "1"
 
 # The bearer token that sdk_servers.py's protected servers accept (same value there).
 GOOD_TOKEN = "uptimy-peer-token"
