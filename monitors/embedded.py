@@ -19,8 +19,7 @@ from django.db import InterfaceError, OperationalError, connections
 from django.utils import timezone
 
 from monitors import services
-from monitors.execution import BatchItem, batches_for, execute_batch
-from monitors.scheduling import claim_due
+from monitors.execution import BatchItem, dispatch_due, execute_batch
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +62,7 @@ class EmbeddedWorker:
         self.pool.shutdown(wait=True, cancel_futures=False)
 
     def _tick(self) -> None:
-        for region, items in batches_for(claim_due(now=timezone.now())):
-            self.enqueue(region, items)
+        dispatch_due(enqueue=self.enqueue)
 
     def _start_due_batches(self) -> None:
         now = time.monotonic()

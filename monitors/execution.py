@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from monitors import selectors, services
 from monitors.models import Healthcheck, ProbeResult
-from monitors.scheduling import Claim
+from monitors.scheduling import Claim, claim_due
 from probes.runner import ProbeEnv, run_batch
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,14 @@ def batches_for(claims: Iterable[Claim]) -> list[tuple[str, list[BatchItem]]]:
         for region, items in sorted(by_region.items())
         for start in range(0, len(items), BATCH_SIZE)
     ]
+
+
+def dispatch_due(*, enqueue: Enqueue) -> int:
+    """Claim what is due now and enqueue one batch per region; return how many checks were claimed."""
+    claims = claim_due(now=timezone.now())
+    for region, items in batches_for(claims):
+        enqueue(region, items, 0)
+    return len(claims)
 
 
 def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) -> int:

@@ -9,9 +9,8 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from monitors import services
-from monitors.execution import BatchItem, batches_for, execute_batch
-from monitors.scheduling import claim_due
+from monitors import execution, services
+from monitors.execution import BatchItem, execute_batch
 
 # Enough retries, backing off to 30 s, to ride out a database restart or failover.
 DATABASE_RETRIES = 10
@@ -25,10 +24,7 @@ def enqueue_celery(region: str, items: list[BatchItem], delay: float = 0) -> Non
 @shared_task(name="monitors.dispatch_due", ignore_result=True, expires=10)
 def dispatch_due() -> int:
     """Claim what is due now and send one batch per region (a tick's worth; expires if late)."""
-    claims = claim_due(now=timezone.now())
-    for region, items in batches_for(claims):
-        enqueue_celery(region, items)
-    return len(claims)
+    return execution.dispatch_due(enqueue=enqueue_celery)
 
 
 # acks_late + reject_on_worker_lost: a worker killed mid-batch leaves the message to be

@@ -105,8 +105,7 @@ def healthcheck_update(
     _check_quorum(healthcheck.quorum, region_count)
     if "interval_seconds" in changes and changes["interval_seconds"] != healthcheck.interval_seconds:
         healthcheck.interval_seconds = changes["interval_seconds"]
-        if not healthcheck.paused:
-            _schedule(healthcheck, now=now)
+        _schedule(healthcheck, now=now)
     with transaction.atomic():
         healthcheck.save()
         if regions is not None:
@@ -140,16 +139,14 @@ def healthcheck_pause(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck
 
 def healthcheck_resume(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck:
     """Check again from the next slot; the status is pending until results decide it."""
-    healthcheck.slot_offset = slot_offset_for(healthcheck.public_id, healthcheck.interval_seconds)
-    next_slot = first_slot_at_or_after(
-        now, interval_seconds=healthcheck.interval_seconds, offset=healthcheck.slot_offset
-    )
+    healthcheck.paused = False
+    _schedule(healthcheck, now=now)
     with transaction.atomic():
         updated = Healthcheck.objects.filter(pk=healthcheck.pk, paused=True).update(
             paused=False,
             status=Status.PENDING,
             status_changed_at=now,
-            next_check_at=next_slot,
+            next_check_at=healthcheck.next_check_at,
             slot_offset=healthcheck.slot_offset,
             updated_at=now,
         )

@@ -532,3 +532,25 @@ def test_a_window_with_an_offset_postgresql_refuses_is_normalised_to_utc(client)
     response = client.get(f"{URL}{check_id}/results/", {"from": "2026-11-29T10:00:00+19:18"})
 
     assert response.status_code == 200
+
+
+def test_run_with_a_broker_sends_one_batch_per_region_queue_and_answers_their_results(
+    client, loopback_check, settings, monkeypatch
+):
+    from monitors import execution, tasks
+
+    settings.REDIS_URL = "redis://broker.invalid:6379/0"
+    queued: list[str] = []
+
+    def region_worker(region, items, delay=0):
+        # Stands in for the region's worker: what it records is what the request waits for.
+        queued.append(region)
+        execution.execute_batch(region, items, enqueue=lambda *args: None)
+
+    monkeypatch.setattr(tasks, "enqueue_celery", region_worker)
+
+    body = client.post(url_of(loopback_check, "run/")).json()
+
+    assert sorted(queued) == list(REGIONS)
+    assert sorted(item["region"] for item in body) == list(REGIONS)
+    assert {item["status"] for item in body} == {"up"}
