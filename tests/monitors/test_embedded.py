@@ -139,6 +139,15 @@ def test_execute_batch_runs_an_mcp_check_and_records_it(make, fast_mcp):
     assert RegionState.objects.get(healthcheck=healthcheck).status == "up"
 
 
+def test_the_worker_refuses_a_loopback_target_unless_private_targets_are_allowed(make, fast_mcp, settings):
+    healthcheck = make(fast_mcp)
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = False
+
+    execute_batch("eu-west", [[healthcheck.id, SLOT.isoformat(), 0]], enqueue=Captured())
+
+    assert ProbeResult.objects.get(healthcheck=healthcheck).kind == "blocked_address"
+
+
 def test_execute_batch_runs_an_http_check(make, http_server):
     healthcheck = make(http_server, check_type=CheckType.HTTP)
 
