@@ -143,10 +143,6 @@ def validate_uri(value: object) -> str:
     return value
 
 
-def headers_to_mapping(headers: Headers) -> dict[str, str]:
-    return dict(headers)
-
-
 def _start(raw: object, allowed: frozenset[str]) -> tuple[dict[str, Any], dict[str, str]]:
     errors: dict[str, str] = {}
     if not isinstance(raw, Mapping):

@@ -40,6 +40,8 @@ CAP_WORDS = "5 MiB"
 SSE_END_BUDGET = 0.05
 _SCHEMES = frozenset({"http", "https"})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+# The statuses every check treats as a redirect (each decides which of them it follows).
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 _BASE_NAMES = frozenset({"host", "user-agent", "accept-encoding"})
 
@@ -75,15 +77,12 @@ def host_of(url: httpx.URL) -> str:
 
 
 def same_origin(a: httpx.URL, b: httpx.URL) -> bool:
-    return (a.scheme, host_of(a), a.port or _default_port(a)) == (
-        b.scheme,
-        host_of(b),
-        b.port or _default_port(b),
-    )
+    return (a.scheme, host_of(a), _port(a)) == (b.scheme, host_of(b), _port(b))
 
 
-def _default_port(url: httpx.URL) -> int:
-    return 443 if url.scheme == "https" else 80
+def _port(url: httpx.URL) -> int:
+    """Return the URL's port, or its scheme's default (80 for anything but https)."""
+    return url.port or _DEFAULT_PORTS.get(url.scheme, 80)
 
 
 def media_type(response: Response) -> str:
@@ -163,7 +162,7 @@ class Connection:
         if host not in self._pins or url.scheme not in _SCHEMES:
             await self.pin(url)
         scheme = url.scheme
-        port = url.port or _DEFAULT_PORTS[scheme]
+        port = _port(url)
         origin = (scheme, host, port)
         first = not self._sent_first
         self._sent_first = True
@@ -245,7 +244,7 @@ class Connection:
             addresses = [literal]
         else:
             try:
-                addresses = await resolve_name(host, url.port or _default_port(url))
+                addresses = await resolve_name(host, _port(url))
             except socket.gaierror as exc:
                 raise CheckFailed(
                     FailureKind.DNS, f"DNS lookup of {host} failed: {exc.strerror or exc}"

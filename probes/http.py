@@ -15,6 +15,7 @@ import httpx
 
 from probes.connection import (
     MAX_BODY_BYTES,
+    REDIRECT_STATUSES,
     CheckFailed,
     Connection,
     media_type,
@@ -26,7 +27,6 @@ from probes.types import FailureKind, HttpConfig, ProbeOutcome, Status
 from probes.wire import Response, WireError
 
 MAX_REDIRECTS = 5
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 async def check_http(config: HttpConfig, conn: Connection, *, deadline: float) -> ProbeOutcome:
@@ -106,7 +106,7 @@ async def _fetch(config: HttpConfig, conn: Connection) -> Response:
     body: bytes | None = config.body.encode() if config.body else None
     for _hop in range(MAX_REDIRECTS + 1):
         response = await conn.send(method, url, headers=list(config.headers), content=body)
-        if not config.follow_redirects or response.status_code not in _REDIRECTS:
+        if not config.follow_redirects or response.status_code not in REDIRECT_STATUSES:
             return response
         await conn.discard(response)
         target = redirect_target(url, response)

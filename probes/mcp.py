@@ -27,6 +27,7 @@ import httpx
 from probes import __version__, jsonrpc, oauth
 from probes.connection import (
     MAX_BODY_BYTES,
+    REDIRECT_STATUSES,
     CheckFailed,
     Connection,
     host_of,
@@ -65,7 +66,6 @@ _SESSION_ID = re.compile(r"^[\x21-\x7e]{1,1024}$")
 _MANAGED_HEADERS = frozenset(
     {"accept", "content-type", "content-length", "host", "mcp-session-id", "mcp-protocol-version"}
 )
-_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 
 class _NeedsSignIn(Exception):
@@ -535,7 +535,7 @@ async def _post(ex: _Exchange, url: httpx.URL, body: bytes, *, initialize: bool)
     """
     for _hop in range(MAX_REDIRECTS + 1):
         response = await ex.conn.send("POST", url, headers=_headers(ex, initialize=initialize), content=body)
-        if response.status_code not in _REDIRECTS:
+        if response.status_code not in REDIRECT_STATUSES:
             if ex.legacy is None:
                 ex.url = url
             return response
@@ -562,8 +562,13 @@ def _mcp_redirect(url: httpx.URL, response: Response) -> httpx.URL:
     return target
 
 
+def _customer_headers(ex: _Exchange) -> list[tuple[str, str]]:
+    """Return the configured headers, without those the exchange owns."""
+    return [(name, value) for name, value in ex.config.headers if name.lower() not in _MANAGED_HEADERS]
+
+
 def _headers(ex: _Exchange, *, initialize: bool) -> list[tuple[str, str]]:
-    headers = [(name, value) for name, value in ex.config.headers if name.lower() not in _MANAGED_HEADERS]
+    headers = _customer_headers(ex)
     headers.append(("Accept", "application/json, text/event-stream"))
     headers.append(("Content-Type", "application/json"))
     # Both go on everything after initialize (notifications, pages, ping answers, DELETE),
@@ -769,7 +774,7 @@ def _short(value: object, limit: int = 60) -> str:
 
 async def _open_legacy(ex: _Exchange) -> bool:
     """Return whether a legacy HTTP+SSE server answers a GET of the URL with an ``endpoint`` event."""
-    headers = [(n, v) for n, v in ex.config.headers if n.lower() not in _MANAGED_HEADERS]
+    headers = _customer_headers(ex)
     headers.append(("Accept", "text/event-stream"))
     response = await ex.conn.send("GET", ex.url, headers=headers)
     if response.status_code in (401, 403):

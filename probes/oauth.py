@@ -16,7 +16,15 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from probes.connection import CheckFailed, Connection, media_type, same_origin, shown_url
+from probes.connection import (
+    REDIRECT_STATUSES,
+    CheckFailed,
+    Connection,
+    media_type,
+    redirect_target,
+    same_origin,
+    shown_url,
+)
 from probes.types import FailureKind
 from probes.wire import Response
 
@@ -347,27 +355,15 @@ async def fetch_json(conn: Connection, url: httpx.URL) -> tuple[dict[str, object
             if failed.kind is FailureKind.BLOCKED_ADDRESS:
                 raise
             return None, failed.reason
-        if response.status_code in (301, 302, 303, 307, 308):
+        if response.status_code in REDIRECT_STATUSES:
             await conn.discard(response)
-            target = _redirect_target(url, response)
-            if target is None:
-                return None, f"HTTP {response.status_code} without a usable Location"
-            if url.scheme == "https" and target.scheme == "http":
-                return None, f"redirect to {shown_url(target)} downgrades to http"
-            url = target
+            try:
+                url = redirect_target(url, response)
+            except CheckFailed as refused:
+                return None, refused.reason
             continue
         return await _json_document(conn, response)
     return None, f"more than {MAX_METADATA_REDIRECTS} redirects"
-
-
-def _redirect_target(url: httpx.URL, response: Response) -> httpx.URL | None:
-    location = response.headers.get("location")
-    if not location:
-        return None
-    try:
-        return url.join(location)
-    except httpx.InvalidURL:
-        return None
 
 
 async def _json_document(conn: Connection, response: Response) -> tuple[dict[str, object] | None, str]:

@@ -218,15 +218,21 @@ def test_method_not_found_in_an_event_stream_answer_to_initialize(mock):
     assert "2026-07-28" in outcome.reason
 
 
-def test_method_not_found_on_tools_list_stays_a_jsonrpc_error(mock):
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        pytest.param(-32603, "database down", id="names message and code"),
+        # Unlike on initialize, "Method not found" on tools/list is no sign of a 2026-only server.
+        pytest.param(-32601, "Method not found", id="method not found stays a jsonrpc error"),
+    ],
+)
+def test_jsonrpc_error_on_tools_list(mock, code, message):
     fake = FakeMcp()
     mock.route(url=URL).mock(
         side_effect=lambda r: (
-            httpx.Response(200, json=rpc_error(-32601, "Method not found", 2))
-            if b"tools/list" in r.content
-            else fake(r)
+            httpx.Response(200, json=rpc_error(code, message, 2)) if b"tools/list" in r.content else fake(r)
         )
     )
     outcome = run(mcp())
     assert outcome.kind is FailureKind.JSONRPC_ERROR
-    assert outcome.reason == "tools/list failed: Method not found (code -32601)"
+    assert outcome.reason == f"tools/list failed: {message} (code {code})"

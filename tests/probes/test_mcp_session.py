@@ -6,7 +6,7 @@ import json
 
 import httpx
 import pytest
-from probe_support import URL, FakeMcp, mcp, rpc_error, run, sse_event, tool
+from probe_support import URL, FakeMcp, mcp, run, sse_event, tool
 
 from probes.mcp import tool_digest
 from probes.types import Access, FailureKind, Status, ToolInfo, Transport
@@ -417,20 +417,6 @@ def test_401_on_tools_list_with_a_key_is_key_refused(server):
     server.tools_list_status = 401
     outcome = run(mcp(headers=(("Authorization", "Bearer k-123456"),)))
     assert outcome.kind is FailureKind.KEY_REFUSED
-
-
-def test_jsonrpc_error_on_tools_list_names_message_and_code(mock):
-    fake = FakeMcp()
-    mock.route(url=URL).mock(
-        side_effect=lambda r: (
-            httpx.Response(200, json=rpc_error(-32603, "database down", 2))
-            if b"tools/list" in r.content
-            else fake(r)
-        )
-    )
-    outcome = run(mcp())
-    assert outcome.kind is FailureKind.JSONRPC_ERROR
-    assert outcome.reason == "tools/list failed: database down (code -32603)"
 
 
 # --- a session the server ends ---------------------------------------------------------------

@@ -332,6 +332,16 @@ def test_metadata_redirect_is_followed_through_the_guard(protected, dns):
     assert run(mcp()).kind is FailureKind.BLOCKED_ADDRESS
 
 
+def test_metadata_redirect_to_plain_http_is_not_followed(protected):
+    protected.get(PRM_PATH).respond(307, headers={"location": "http://mcp.example.com/prm"})
+    downgraded = protected.get("http://mcp.example.com/prm").respond(json={"resource": URL})
+    fallback_404(protected)
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert "Redirect from https to http refused: http://mcp.example.com/prm" in outcome.reason
+    assert not downgraded.called
+
+
 def test_401_without_www_authenticate_still_runs_discovery(mock):
     mock.post(URL).mock(return_value=httpx.Response(401))
     mock.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 from probe_support import (
     PUBLIC_IP,
     URL,
@@ -226,30 +227,34 @@ def test_informational_and_chunked_answers_are_read_on_one_connection():
     assert connections == 1
 
 
-def test_a_malformed_http_answer_is_a_protocol_failure():
+@pytest.mark.parametrize(
+    ("answer", "kind", "reason"),
+    [
+        pytest.param(
+            b"HTTP/1.1 two hundred\r\n\r\n",
+            FailureKind.PROTOCOL,
+            "127.0.0.1 sent a malformed HTTP answer",
+            id="a malformed HTTP answer is a protocol failure",
+        ),
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{",
+            FailureKind.CONNECT,
+            "The connection to 127.0.0.1 broke while reading the answer",
+            id="a body cut short is connect",
+        ),
+    ],
+)
+def test_a_broken_answer_then_a_close_fails_with_its_kind(answer, kind, reason):
     async def handler(reader, writer):
         await read_request(reader)
-        writer.write(b"HTTP/1.1 two hundred\r\n\r\n")
+        writer.write(answer)
         await writer.drain()
         writer.close()
 
     outcome = check(handler)
 
-    assert outcome.kind is FailureKind.PROTOCOL
-    assert outcome.reason.startswith("127.0.0.1 sent a malformed HTTP answer")
-
-
-def test_a_body_cut_short_is_connect():
-    async def handler(reader, writer):
-        await read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{")
-        await writer.drain()
-        writer.close()
-
-    outcome = check(handler)
-
-    assert outcome.kind is FailureKind.CONNECT
-    assert outcome.reason.startswith("The connection to 127.0.0.1 broke while reading the answer")
+    assert outcome.kind is kind
+    assert outcome.reason.startswith(reason)
 
 
 def test_head_answers_have_no_body_even_with_a_length():
