@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers" / "servers"))
 
-from sdk_servers import BUILDERS, CURRENT
+from sdk_servers import BUILDERS, CURRENT, read_body, send_json
 
 
 class Slow:
@@ -38,42 +37,18 @@ class Slow:
             await self.app(scope, receive, send)
             return
         if scope["path"] == "/_e2e/held":
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"application/json")],
-                }
-            )
-            await send({"type": "http.response.body", "body": json.dumps(self.held).encode()})
+            await send_json(send, self.held)
             return
         if scope["method"] != "POST" or not self.delay:
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
-                break
-        body = b"".join(chunks)
+        body, replay = await read_body(receive)
         if b'"tools/list"' in body:
             self.held += 1
             try:
                 await asyncio.sleep(self.delay)
             finally:
                 self.held -= 1
-        replayed = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
         await self.app(scope, replay, send)
 
 

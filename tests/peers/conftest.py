@@ -89,43 +89,49 @@ def _wait_http(url: str, deadline: float) -> None:
     raise TimeoutError(f"{url} did not answer: {last}")
 
 
-def _start_sdk(tmp: Path, pool: ThreadPoolExecutor) -> Peer:
-    log = tmp / "sdk_servers.log"
-    process = subprocess.Popen(
-        [sys.executable, str(SERVERS / "sdk_servers.py")],
-        stdout=subprocess.PIPE,
-        stderr=log.open("wb"),
-        cwd=ROOT,
-    )
-    peer = Peer("sdk", process, log=log)
+def _start_script(
+    name: str, script: str, tmp: Path, pool: ThreadPoolExecutor, ready: Callable[[str, float], dict[str, str]]
+) -> Peer:
+    """Start tests/peers/servers/``script``; ``ready(first stdout line, deadline)`` waits for it to serve."""
+    log = tmp / f"{Path(script).stem}.log"
+    with log.open("wb") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, str(SERVERS / script)], stdout=subprocess.PIPE, stderr=stderr, cwd=ROOT
+        )
+    peer = Peer(name, process, log=log)
 
     def wait() -> dict[str, str]:
         deadline = time.monotonic() + START_TIMEOUT
         assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
-        line = process.stdout.readline() if ready else b""
+        readable, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
+        line = process.stdout.readline().decode().strip() if readable else ""
         if not line:
-            raise RuntimeError(f"sdk_servers.py printed no URLs:\n{peer.output()}")
-        urls: dict[str, str] = json.loads(line)
-        for url in urls.values():
-            _wait_http(url + "/_peer/log", deadline)
-        return urls
+            raise RuntimeError(f"{script} printed no URL:\n{peer.output()}")
+        return ready(line, deadline)
 
     peer.ready = pool.submit(wait)
     return peer
+
+
+def _sdk_ready(line: str, deadline: float) -> dict[str, str]:
+    urls: dict[str, str] = json.loads(line)
+    for url in urls.values():
+        _wait_http(url + "/_peer/log", deadline)
+    return urls
 
 
 def _start_everything(mode: str, tmp: Path, pool: ThreadPoolExecutor) -> Peer:
     port = free_port()
     log = tmp / f"everything-{mode}.log"
     env = {**os.environ, "PORT": str(port)}
-    process = subprocess.Popen(
-        [str(NODE22), str(EVERYTHING_JS), mode],
-        stdout=log.open("wb"),
-        stderr=subprocess.STDOUT,
-        cwd=PEERS_DIR,
-        env=env,
-    )
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [str(NODE22), str(EVERYTHING_JS), mode],
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            cwd=PEERS_DIR,
+            env=env,
+        )
     peer = Peer(f"everything-{mode}", process, log=log)
 
     def wait() -> dict[str, str]:
@@ -137,34 +143,15 @@ def _start_everything(mode: str, tmp: Path, pool: ThreadPoolExecutor) -> Peer:
     return peer
 
 
-def _start_fast(tmp: Path, pool: ThreadPoolExecutor) -> Peer:
-    log = tmp / "fast_mcp.log"
-    process = subprocess.Popen(
-        [sys.executable, str(SERVERS / "fast_mcp.py")],
-        stdout=subprocess.PIPE,
-        stderr=log.open("wb"),
-        cwd=ROOT,
-    )
-    peer = Peer("fast", process, log=log)
-
-    def wait() -> dict[str, str]:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], START_TIMEOUT)
-        line = process.stdout.readline().decode().strip() if ready else ""
-        if not line:
-            raise RuntimeError(f"fast_mcp.py printed no URL:\n{peer.output()}")
-        return {"url": line}
-
-    peer.ready = pool.submit(wait)
-    return peer
-
-
 class Peers:
-    """Hold every peer process of the session; ``url(name)`` waits for that one peer."""
+    """Hold every peer process of the session; ``sdk``, ``everything`` and ``fast`` wait for that one peer."""
 
     def __init__(self, tmp: Path) -> None:
         self.pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="peers")
-        self.peers: dict[str, Peer] = {"sdk": _start_sdk(tmp, self.pool), "fast": _start_fast(tmp, self.pool)}
+        self.peers: dict[str, Peer] = {
+            "sdk": _start_script("sdk", "sdk_servers.py", tmp, self.pool, _sdk_ready),
+            "fast": _start_script("fast", "fast_mcp.py", tmp, self.pool, lambda line, _: {"url": line}),
+        }
         if npm_peers_installed():
             for mode in ("streamableHttp", "sse"):
                 self.peers[f"everything-{mode}"] = _start_everything(mode, tmp, self.pool)

@@ -46,6 +46,41 @@ Receive = Callable[[], Any]
 Send = Callable[[dict[str, Any]], Any]
 
 
+async def send_json(send: Send, value: Any) -> None:
+    """Answer an ASGI HTTP request with 200 and ``value`` as JSON."""
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"application/json")],
+        }
+    )
+    await send({"type": "http.response.body", "body": json.dumps(value).encode()})
+
+
+async def read_body(receive: Receive) -> tuple[bytes, Receive]:
+    """Read an ASGI request's whole body; return it and a ``receive`` that replays it to the app."""
+    chunks: list[bytes] = []
+    more = True
+    while more:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    body = b"".join(chunks)
+    replayed = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return body, replay
+
+
 class Recorder:
     """Wrap an ASGI app and remember every request: HTTP method, path, JSON-RPC method, connection."""
 
@@ -60,15 +95,7 @@ class Recorder:
         if scope["path"] == "/_peer/log":
             if scope["method"] == "DELETE":
                 self.log.clear()
-            body = json.dumps(self.log).encode()
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 200,
-                    "headers": [(b"content-type", b"application/json")],
-                }
-            )
-            await send({"type": "http.response.body", "body": body})
+            await send_json(send, self.log)
             return
         headers = {k.decode().lower(): v.decode("latin-1") for k, v in scope["headers"]}
         entry: dict[str, Any] = {
@@ -87,30 +114,13 @@ class Recorder:
             await self.app(scope, receive, send)
             return
         # Read the whole body, note its JSON-RPC method, then replay it to the app.
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":
-                break
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body, replay = await read_body(receive)
         try:
             payload = json.loads(body)
         except ValueError:
             payload = None
         if isinstance(payload, dict):
             entry["rpc"] = payload.get("method") or ("<response>" if "id" in payload else None)
-        replayed = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
         await self.app(scope, replay, send)
 
 
