@@ -15,6 +15,11 @@ from django.db.models import Q
 from probes.types import CheckType, Status
 
 
+def region_queue(slug: str) -> str:
+    """Return the Celery queue that only the workers of region ``slug`` consume."""
+    return f"probes.{slug}"
+
+
 class Region(models.Model):
     """Name a place checks run from; its worker pool consumes the queue ``probes.<slug>``."""
 
@@ -30,7 +35,7 @@ class Region(models.Model):
 
     @property
     def queue(self) -> str:
-        return f"probes.{self.slug}"
+        return region_queue(self.slug)
 
 
 class Plan(models.Model):
@@ -141,7 +146,7 @@ class Healthcheck(models.Model):
     quorum = models.PositiveSmallIntegerField(null=True, blank=True)
     degraded_threshold_ms = models.PositiveIntegerField(null=True, blank=True)
     # The schedule: next_check_at is always a slot, slot_offset + k * interval seconds after
-    # the epoch, so checks created together spread over their interval (monitors.scheduling).
+    # the epoch, so checks created together spread over their interval (monitors.slots).
     next_check_at = models.DateTimeField(null=True, blank=True)
     slot_offset = models.PositiveIntegerField(default=0)
     tool_digest = models.CharField(max_length=64, blank=True, default="")

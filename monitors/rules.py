@@ -110,7 +110,7 @@ def region_verdict(
 
 
 @dataclass(frozen=True, slots=True)
-class RegionState:
+class RegionVote:
     """Hold what the rules need of one region's latest decided state."""
 
     status: Status
@@ -169,7 +169,7 @@ def default_quorum(region_count: int) -> int:
 
 
 def overall_verdict(
-    *, regions: Mapping[str, RegionState], policy: HealthPolicy, paused: bool, now: datetime
+    *, regions: Mapping[str, RegionVote], policy: HealthPolicy, paused: bool, now: datetime
 ) -> Verdict:
     """Return the healthcheck's status from its regions' states; the rules are in the module docstring."""
     if paused:
@@ -226,7 +226,7 @@ def _regions(count: int) -> str:
     return f"{count} region{'s' if count != 1 else ''}"
 
 
-def _at(state: RegionState) -> datetime:
+def _at(state: RegionVote) -> datetime:
     # Only called on regions with a result, which always have a timestamp.
     assert state.last_result_at is not None
     return state.last_result_at

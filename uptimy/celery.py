@@ -8,4 +8,5 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uptimy.settings")
 
 app = Celery("uptimy")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+# Each app keeps its tasks with its worker code (monitors.worker.tasks), not in <app>/tasks.py.
+app.autodiscover_tasks(["monitors.worker"])

@@ -44,7 +44,6 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
-    "probes",
     "monitors",
     "alerts",
     "statuspages",
@@ -158,16 +157,16 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = DEBUG
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["monitors.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["monitors.permissions.HasApiKeyScope"],
-    "DEFAULT_THROTTLE_CLASSES": ["monitors.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["monitors.api.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["monitors.api.permissions.HasApiKeyScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["monitors.api.throttling.ApiKeyRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"api_key": env.str("UPTIMY_API_RATE", default="600/min")},
-    "DEFAULT_PAGINATION_CLASS": "monitors.pagination.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "monitors.api.pagination.Pagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "EXCEPTION_HANDLER": "monitors.api_errors.exception_handler",
+    "EXCEPTION_HANDLER": "monitors.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
 

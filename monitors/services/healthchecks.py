@@ -10,9 +10,9 @@ from django.db import transaction
 
 from monitors.errors import ConfigInvalid, ServiceError
 from monitors.models import Healthcheck, HealthcheckTag, Organization, Plan, Region, RegionState, StatusChange
-from monitors.scheduling import first_slot_at_or_after, slot_offset_for
 from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
 from monitors.selectors import regions_allowed
+from monitors.slots import first_slot_at_or_after, slot_offset_for
 from probes.config import ConfigError, config_to_api, parse_config
 from probes.types import CheckType, Status
 

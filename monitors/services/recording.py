@@ -16,8 +16,7 @@ from django.db import connection, models, transaction
 from django.utils import timezone
 
 from monitors.models import Healthcheck, ProbeResult, Region, RegionState, StatusChange, ToolChange, ToolList
-from monitors.rules import HealthPolicy, RecheckPolicy, overall_verdict, region_verdict, tool_diff
-from monitors.rules import RegionState as RuleRegionState
+from monitors.rules import HealthPolicy, RecheckPolicy, RegionVote, overall_verdict, region_verdict, tool_diff
 from probes.types import ProbeOutcome, Status, ToolInfo
 
 
@@ -90,7 +89,7 @@ def _insert_rows(
     Without ``update_fields`` this is ``bulk_create(ignore_conflicts=True)``, with them an upsert
     on ``unique_fields``. On PostgreSQL the rows travel as one jsonb parameter expanded by
     jsonb_populate_recordset: Django's bulk_create prepares every value of every row in Python,
-    which was half of the recorder's CPU time (monitors.bench record). Same rows either way.
+    which was half of the recorder's CPU time (tests/bench/pipeline.py record). Same rows either way.
     """
     if not rows:
         return
@@ -165,7 +164,7 @@ class _LockedCheck:
     """A healthcheck as the recorder reads and changes it: plain values, not a model instance.
 
     Model instances (and their datetime fields, read back for nothing) cost a tenth of a batch
-    (monitors.bench record). Fields in the order of RECORDER_FIELDS, which is derived from them.
+    (tests/bench/pipeline.py record). Fields in the order of RECORDER_FIELDS, which is derived from them.
     """
 
     id: int
@@ -238,9 +237,9 @@ class _State:
         """Return the state as a RegionState row, by attname."""
         return {name: getattr(self, name) for name in STATE_ROW_FIELDS}
 
-    def rule(self) -> RuleRegionState:
+    def rule(self) -> RegionVote:
         """Return the state as the rules read it."""
-        return RuleRegionState(
+        return RegionVote(
             status=Status(self.status),
             last_result_at=self.last_result_at,
             response_ms=self.response_ms,
@@ -263,7 +262,7 @@ class _StateBook:
         # states are only read, so the rules' view of them is built once, at load.
         self.states: dict[int, _State] = {}
         self.peers: dict[tuple[int, int], _State] = {}
-        self.peer_rules: dict[tuple[int, int], RuleRegionState] = {}
+        self.peer_rules: dict[tuple[int, int], RegionVote] = {}
         self.region_slugs: dict[int, str] = {}
         self.configured: dict[int, list[int]] = defaultdict(list)
         self.dirty_states: dict[int, _State] = {}
@@ -342,7 +341,7 @@ class _StateBook:
 
     def save(self) -> None:
         # New and changed states go in one upsert. bulk_update would build a CASE WHEN per row
-        # and field: ~5 ms of Python per 10 rows, the recorder's whole budget (monitors.bench).
+        # and field: ~5 ms of Python per 10 rows, the recorder's whole budget (tests/bench/pipeline.py).
         # The healthcheck rows are locked, so no other recorder writes these states meanwhile.
         _insert_rows(
             RegionState,
@@ -383,7 +382,7 @@ class _StateBook:
             return self.states.get(hc_id)
         return self.peers.get((hc_id, region_id))
 
-    def _rule_state_at(self, hc_id: int, region_id: int) -> RuleRegionState:
+    def _rule_state_at(self, hc_id: int, region_id: int) -> RegionVote:
         if region_id == self.region_id:
             # Built anew each time: this region's state changes with every result applied.
             state = self.states.get(hc_id)
@@ -464,7 +463,7 @@ def _c_timestamp_loader() -> Iterator[None]:
     """Read timestamptz columns with psycopg's C loader in the queries run inside.
 
     Django registers a pure-Python loader, 4 µs a value: the region states of a batch of 250
-    hold 2,250 of them, over a quarter of the recorder's CPU (monitors.bench record). psycopg's
+    hold 2,250 of them, over a quarter of the recorder's CPU (tests/bench/pipeline.py record). psycopg's
     own loader returns the same aware datetimes whenever the session's time zone is UTC, as
     Django sets it with USE_TZ; otherwise Django's loader stays.
     """
@@ -491,7 +490,7 @@ def stale_after(healthcheck: Healthcheck | _LockedCheck) -> timedelta:
 
 
 # A region without a state row: pending, as the rules read it.
-_NO_RESULT = RuleRegionState(status=Status.PENDING, last_result_at=None)
+_NO_RESULT = RegionVote(status=Status.PENDING, last_result_at=None)
 
 
 def _tool_infos(tools: Sequence[Mapping[str, Any]]) -> list[ToolInfo]:

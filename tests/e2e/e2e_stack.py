@@ -79,11 +79,11 @@ print(json.dumps(created))
 # Run inside `manage.py shell`: send run_batch messages as the dispatcher does, print their task ids.
 SEND_BATCHES = """
 import json, os
-from monitors.tasks import run_batch
+from monitors.worker.tasks import run_region_batch
 
 sent = []
 for region, items in json.loads(os.environ["E2E_BATCHES"]):
-    sent.append(run_batch.apply_async(args=[region, items], queue=f"probes.{region}").id)
+    sent.append(run_region_batch.apply_async(args=[region, items], queue=f"probes.{region}").id)
 print(json.dumps(sent))
 """
 

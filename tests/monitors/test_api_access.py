@@ -7,9 +7,9 @@ from django.core.cache import cache
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from monitors.api.throttling import ApiKeyRateThrottle
 from monitors.models import ApiKey
 from monitors.services import api_key_revoke
-from monitors.throttling import ApiKeyRateThrottle
 
 URL = "/api/v1/healthchecks/"
 CHECK = {"name": "Homepage", "type": 1, "config": {"uri": "https://example.com/"}}

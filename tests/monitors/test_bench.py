@@ -1,4 +1,4 @@
-"""Smoke-test `python -m monitors.bench`: each subcommand runs with tiny N and prints its report.
+"""Smoke-test `python tests/bench/pipeline.py`: each subcommand runs with tiny N and prints its report.
 
 The figures themselves are never asserted: they depend on the machine, and the README quotes
 them with the command that produced them.
@@ -29,7 +29,7 @@ def bench(*args: str, env: dict[str, str] | None = None) -> subprocess.Completed
         if key not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "UPTIMY_VAR_DIR")
     }
     return subprocess.run(
-        [sys.executable, "-m", "monitors.bench", *args],
+        [sys.executable, "tests/bench/pipeline.py", *args],
         cwd=ROOT,
         env={**clean, **(env or {})},
         capture_output=True,

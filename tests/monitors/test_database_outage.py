@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from django.db import OperationalError
 
-from monitors import embedded, tasks
-from monitors.embedded import DATABASE_RETRY_DELAY, EmbeddedWorker
+from monitors.worker import embedded, tasks
+from monitors.worker.embedded import DATABASE_RETRY_DELAY, EmbeddedWorker
 
 ITEMS = [[1, "2026-11-29T12:00:00+00:00", 0]]
 
@@ -24,7 +24,7 @@ def test_the_celery_batch_is_retried_when_the_database_is_unavailable(monkeypatc
     calls: list = []
     monkeypatch.setattr(tasks, "execute_batch", failing_once(calls))
 
-    result = tasks.run_batch.apply(args=["eu-west", ITEMS])
+    result = tasks.run_region_batch.apply(args=["eu-west", ITEMS])
 
     assert result.successful()
     assert calls == [("eu-west", ITEMS), ("eu-west", ITEMS)]

@@ -13,12 +13,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from monitors import tasks
-from monitors.embedded import EmbeddedWorker
-from monitors.execution import BATCH_SIZE, batches_for, execute_batch
 from monitors.models import Healthcheck, ProbeResult, Region, RegionState
-from monitors.scheduling import Claim
 from monitors.services import healthcheck_create, healthcheck_pause
+from monitors.worker import tasks
+from monitors.worker.embedded import EmbeddedWorker
+from monitors.worker.execution import BATCH_SIZE, batches_for, execute_batch
+from monitors.worker.scheduling import Claim
 from probes.types import CheckType
 
 SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
@@ -224,7 +224,7 @@ def test_dispatch_due_sends_one_batch_per_region_to_its_queue(make, fast_mcp, mo
     healthcheck = make(fast_mcp, now=timezone.now())
     Healthcheck.objects.filter(pk=healthcheck.pk).update(next_check_at=timezone.now() - timedelta(seconds=1))
     sent = []
-    monkeypatch.setattr(tasks.run_batch, "apply_async", lambda **kwargs: sent.append(kwargs))
+    monkeypatch.setattr(tasks.run_region_batch, "apply_async", lambda **kwargs: sent.append(kwargs))
 
     assert tasks.dispatch_due() == 1
 
@@ -235,7 +235,7 @@ def test_dispatch_due_sends_one_batch_per_region_to_its_queue(make, fast_mcp, mo
 
 def test_a_recheck_goes_to_its_regions_queue_with_its_delay(monkeypatch):
     sent = []
-    monkeypatch.setattr(tasks.run_batch, "apply_async", lambda **kwargs: sent.append(kwargs))
+    monkeypatch.setattr(tasks.run_region_batch, "apply_async", lambda **kwargs: sent.append(kwargs))
 
     tasks.enqueue_celery("us-east", [[1, SLOT.isoformat(), 1]], 5.0)
 

@@ -537,7 +537,7 @@ def test_a_window_with_an_offset_postgresql_refuses_is_normalised_to_utc(client)
 def test_run_with_a_broker_sends_one_batch_per_region_queue_and_answers_their_results(
     client, loopback_check, settings, monkeypatch
 ):
-    from monitors import execution, tasks
+    from monitors.worker import execution, tasks
 
     settings.REDIS_URL = "redis://broker.invalid:6379/0"
     queued: list[str] = []

@@ -10,8 +10,8 @@ import pytest
 from monitors.rules import (
     HealthPolicy,
     RecheckPolicy,
-    RegionState,
     RegionVerdict,
+    RegionVote,
     ToolDiff,
     default_quorum,
     overall_verdict,
@@ -26,19 +26,19 @@ PENDING, UP, DEGRADED, DOWN, PAUSED = Status.PENDING, Status.UP, Status.DEGRADED
 SLUGS = ("eu-west", "us-east", "ap-south")
 
 
-def up(ms: float | None = 100.0, *, ago: float = 30) -> RegionState:
-    return RegionState(UP, NOW - timedelta(seconds=ago), response_ms=ms)
+def up(ms: float | None = 100.0, *, ago: float = 30) -> RegionVote:
+    return RegionVote(UP, NOW - timedelta(seconds=ago), response_ms=ms)
 
 
-def down(kind: str | None = "timeout", *, ago: float = 30) -> RegionState:
-    return RegionState(DOWN, NOW - timedelta(seconds=ago), kind=kind, reason="timed out after 10 s")
+def down(kind: str | None = "timeout", *, ago: float = 30) -> RegionVote:
+    return RegionVote(DOWN, NOW - timedelta(seconds=ago), kind=kind, reason="timed out after 10 s")
 
 
-def pending() -> RegionState:
-    return RegionState(PENDING, None)
+def pending() -> RegionVote:
+    return RegionVote(PENDING, None)
 
 
-def regions(*states: RegionState) -> dict[str, RegionState]:
+def regions(*states: RegionVote) -> dict[str, RegionVote]:
     return dict(zip(SLUGS, states, strict=False))
 
 
@@ -171,7 +171,7 @@ def test_flapping_and_recovery_through_both_rules(runs_by_region, expected):
 
     verdicts = [
         overall_verdict(
-            regions={slug: RegionState(history[i], NOW) for slug, history in statuses.items()},
+            regions={slug: RegionVote(history[i], NOW) for slug, history in statuses.items()},
             policy=HealthPolicy(),
             paused=False,
             now=NOW,
@@ -200,7 +200,7 @@ def test_default_quorum_is_more_than_half_and_at_least_one(count, expected):
         (regions(), False, PENDING, "No result yet"),
         (regions(pending(), pending(), pending()), False, PENDING, "No result yet"),
         # A decided status without a timestamp is not a result.
-        ({"eu-west": RegionState(UP, None)}, False, PENDING, "No result yet"),
+        ({"eu-west": RegionVote(UP, None)}, False, PENDING, "No result yet"),
         # One pending region does not hold back the others; it does count for the quorum.
         (regions(up(), pending(), pending()), False, UP, "Up in 1 region"),
         (regions(up(), up(), up()), False, UP, "Up in 3 regions"),
@@ -438,7 +438,7 @@ def test_health_policy_refuses_impossible_settings(kwargs):
 @pytest.mark.parametrize("status", [DEGRADED, PAUSED])
 def test_region_state_is_only_pending_up_or_down(status):
     with pytest.raises(ValueError, match="pending, up or down"):
-        RegionState(status, NOW)
+        RegionVote(status, NOW)
 
 
 # --- tool_diff ----------------------------------------------------------------------------------

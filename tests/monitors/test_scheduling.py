@@ -13,8 +13,9 @@ import pytest
 from django.db import connection, transaction
 
 from monitors.models import Healthcheck, Region
-from monitors.scheduling import claim_due, first_slot_at_or_after, slot_after, slot_offset_for
 from monitors.services import healthcheck_create, healthcheck_pause, healthcheck_resume, healthcheck_update
+from monitors.slots import first_slot_at_or_after, slot_after, slot_offset_for
+from monitors.worker.scheduling import claim_due
 from probes.types import CheckType
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a whole minute, hour and day in epoch seconds

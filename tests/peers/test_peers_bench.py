@@ -1,6 +1,6 @@
-"""Prove ``python -m probes.bench`` works, with tiny N; no timing is asserted here.
+"""Prove ``python tests/bench/engine.py`` works, with tiny N; no timing is asserted here.
 
-The figures in the README come from a full run (see probes/bench.py's docstring).
+The figures in the README come from a full run (see tests/bench/engine.py's docstring).
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ pytestmark = pytest.mark.peers
 
 def bench(*args: str) -> tuple[int, str, str]:
     result = subprocess.run(
-        [sys.executable, "-m", "probes.bench", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "tests/bench/engine.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     return result.returncode, result.stdout, result.stderr
 

@@ -5,7 +5,7 @@ import signal
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from monitors.embedded import EmbeddedWorker
+from monitors.worker.embedded import EmbeddedWorker
 
 
 class Command(BaseCommand):

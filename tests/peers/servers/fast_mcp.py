@@ -1,4 +1,4 @@
-"""Serve a minimal, cheap MCP endpoint for the client benchmark (``python -m probes.bench``).
+"""Serve a minimal, cheap MCP endpoint for the client benchmark (``python tests/bench/engine.py``).
 
 The official SDK server spends 5-7 ms of CPU on every check, more than the client under test,
 so it cannot feed a benchmark of the client. This server is raw asyncio with a hand-written

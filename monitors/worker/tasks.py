@@ -1,16 +1,20 @@
 """Celery tasks: thin wrappers that parse ids and call one service each.
 
-Names are explicit and stable (``monitors.run_batch``), since queued messages outlive deploys.
+Names are explicit and stable (``monitors.run_batch``), since queued messages outlive deploys;
+the Python names may change, the task names may not.
 """
 
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from monitors import execution, services
-from monitors.execution import BatchItem, execute_batch
+from monitors import services
+from monitors.models import region_queue
+from monitors.worker import execution
+from monitors.worker.execution import BatchItem, Enqueue, execute_batch
 
 # Enough retries, backing off to 30 s, to ride out a database restart or failover.
 DATABASE_RETRIES = 10
@@ -18,7 +22,12 @@ DATABASE_RETRIES = 10
 
 def enqueue_celery(region: str, items: list[BatchItem], delay: float = 0) -> None:
     """Send a batch to the region's queue, where only that region's workers consume it."""
-    run_batch.apply_async(args=[region, items], queue=f"probes.{region}", countdown=delay or None)
+    run_region_batch.apply_async(args=[region, items], queue=region_queue(region), countdown=delay or None)
+
+
+def broker_enqueue() -> Enqueue | None:
+    """Return how to hand a batch to a region's workers: the broker's queue, or None without a broker."""
+    return enqueue_celery if settings.REDIS_URL else None
 
 
 @shared_task(name="monitors.dispatch_due", ignore_result=True, expires=10)
@@ -42,15 +51,18 @@ def dispatch_due() -> int:
     retry_backoff_max=30,
     max_retries=DATABASE_RETRIES,
 )
-def run_batch(region: str, items: list[BatchItem]) -> int:
+def run_region_batch(region: str, items: list[BatchItem]) -> int:
+    """Run one region's batch here and record it; rechecks go back to the region's queue."""
     return execute_batch(region, items, enqueue=enqueue_celery)
 
 
 @shared_task(name="monitors.refresh_rollups", ignore_result=True, expires=120)
 def refresh_rollups() -> int:
+    """Fold the latest results into the hourly and daily rollups."""
     return services.rollups_refresh(now=timezone.now())
 
 
 @shared_task(name="monitors.prune_results", ignore_result=True, expires=3600)
 def prune_results() -> int:
+    """Delete raw results older than each plan's retention."""
     return services.results_prune(now=timezone.now())

@@ -13,14 +13,14 @@ writer at a time (IMMEDIATE transactions), which serializes dispatchers by itsel
 
 from __future__ import annotations
 
-import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 
 from monitors.models import Healthcheck
+from monitors.slots import slot_after
 
 CLAIM_LIMIT = 50_000
 
@@ -32,24 +32,6 @@ class Claim:
     healthcheck_id: int
     slot: datetime
     regions: tuple[str, ...]
-
-
-def slot_offset_for(public_id: uuid.UUID, interval_seconds: int) -> int:
-    """Return the healthcheck's stable offset within its interval."""
-    return public_id.int % interval_seconds
-
-
-def first_slot_at_or_after(moment: datetime, *, interval_seconds: int, offset: int) -> datetime:
-    """Return the earliest slot of this schedule at or after ``moment``."""
-    seconds = moment.timestamp()
-    k = -(-(seconds - offset) // interval_seconds)  # ceiling division
-    return datetime.fromtimestamp(k * interval_seconds + offset, tz=UTC)
-
-
-def slot_after(moment: datetime, *, interval_seconds: int, offset: int) -> datetime:
-    """Return the earliest slot of this schedule strictly after ``moment``."""
-    slot = first_slot_at_or_after(moment, interval_seconds=interval_seconds, offset=offset)
-    return slot if slot > moment else slot + timedelta(seconds=interval_seconds)
 
 
 def claim_due(*, now: datetime, limit: int = CLAIM_LIMIT) -> list[Claim]:

@@ -1,6 +1,6 @@
 """Measure what Uptimy's MCP check costs the machine that runs it.
 
-``python -m probes.bench URL --probes N --concurrency C [--json] [--compare-sdk]`` runs N
+``python tests/bench/engine.py URL --probes N --concurrency C [--json] [--compare-sdk]`` runs N
 checks against URL, at most C in flight, in this one process, and reports probes per second,
 client CPU milliseconds per check (this process's user + system time from getrusage, so the
 server's CPU is not counted when it runs in another process) and peak RSS.
@@ -180,7 +180,7 @@ def human(report: dict[str, Any]) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m probes.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python tests/bench/engine.py", description=__doc__.splitlines()[0])
     parser.add_argument("url", help="an MCP endpoint, e.g. http://127.0.0.1:8000/mcp")
     parser.add_argument("--probes", type=int, default=1000, metavar="N", help="checks to run (default 1000)")
     parser.add_argument(

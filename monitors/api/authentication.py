@@ -49,7 +49,7 @@ class ApiKeyUser:
 
 
 class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
-    target_class = "monitors.authentication.ApiKeyAuthentication"
+    target_class = "monitors.api.authentication.ApiKeyAuthentication"
     name = "ApiKey"
 
     def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]

@@ -1,6 +1,6 @@
 """Measure the schedule, the recorder and the whole pipeline on this machine.
 
-``python -m monitors.bench {claim,record,e2e} [--checks N] [--regions 3] [--json]`` with
+``python tests/bench/pipeline.py {claim,record,e2e} [--checks N] [--regions 3] [--json]`` with
 ``--pg postgres://postgres@127.0.0.1:5432/postgres``: the command creates its own database
 ``uptimy_bench_<pid>`` on that server, migrates it, and drops it at the end. Without ``--pg`` it
 uses DATABASE_URL as it finds it (its rows live under an organization of its own, deleted at
@@ -18,7 +18,7 @@ PostgreSQL, so on SQLite those two refuse unless ``--allow-sqlite``.
   (region states and tool lists are created), later rounds are the steady state.
 - ``e2e``: N MCP healthchecks at ``--interval`` in R regions against the fast loopback MCP
   server (tests/peers/servers/fast_mcp.py, started here unless ``--url``), run by the embedded
-  worker (monitors.embedded) for ``--seconds``; reports the lag from scheduled slot to
+  worker (monitors.worker.embedded) for ``--seconds``; reports the lag from scheduled slot to
   recorded result (``recorded_at - slot``) of attempt-0 results and checks per second.
 
 No figure is asserted anywhere: the README quotes what this prints on a named machine.
@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FAST_MCP = ROOT / "tests" / "peers" / "servers" / "fast_mcp.py"
 DB_PREFIX = "uptimy_bench_"
 START_TIMEOUT = 30.0
@@ -194,7 +194,7 @@ class Fixture:
         otherwise its first slot at or after ``now``. Return the seconds it took.
         """
         from monitors.models import Healthcheck
-        from monitors.scheduling import first_slot_at_or_after, slot_offset_for
+        from monitors.slots import first_slot_at_or_after, slot_offset_for
         from probes.config import config_to_api, parse_mcp_config
         from probes.types import CheckType, Status
 
@@ -280,8 +280,8 @@ def sample_outcome() -> Any:
 def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
     from django.utils import timezone
 
-    from monitors.execution import batches_for
-    from monitors.scheduling import claim_due
+    from monitors.worker.execution import batches_for
+    from monitors.worker.scheduling import claim_due
 
     fixture = Fixture(regions=args.regions)
     now = timezone.now().replace(microsecond=0)
@@ -336,13 +336,13 @@ def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any
 
 
 def _celery_enqueue(regions: list[str]) -> Any:
-    """Return monitors.tasks.enqueue_celery, warmed up as in a long-running beat process.
+    """Return monitors.worker.tasks.enqueue_celery, warmed up as in a long-running beat process.
 
     One empty batch per region first: the producer's connection is made and each queue
     declared once, as they are by the first tick after a deploy, not by every tick.
     """
     import uptimy  # binds the shared tasks to the configured Celery app
-    from monitors.tasks import enqueue_celery
+    from monitors.worker.tasks import enqueue_celery
 
     with uptimy.celery_app.connection_for_write() as conn:
         conn.ensure_connection(max_retries=3)
@@ -529,7 +529,7 @@ def fast_mcp_server(url: str | None) -> Iterator[str]:
         return
     if not FAST_MCP.exists():
         raise Refused(f"{FAST_MCP} is missing; pass --url of a fast MCP server on loopback")
-    process = subprocess.Popen(  # noqa: S603 (our own interpreter and script)
+    process = subprocess.Popen(
         [sys.executable, str(FAST_MCP), "--host", "127.0.0.1", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -554,8 +554,8 @@ def fast_mcp_server(url: str | None) -> Iterator[str]:
 def bench_e2e(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
     from django.utils import timezone
 
-    from monitors.embedded import EmbeddedWorker
     from monitors.models import ProbeResult
+    from monitors.worker.embedded import EmbeddedWorker
 
     interval = args.interval
     with fast_mcp_server(args.url) as url:
@@ -626,7 +626,7 @@ def bench_e2e(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
 
 def _slots_between(fixture: Fixture, start: datetime, end: datetime, interval: int) -> int:
     """Count the healthchecks' slots in [start, end)."""
-    from monitors.scheduling import first_slot_at_or_after
+    from monitors.slots import first_slot_at_or_after
 
     count = 0
     for slot in fixture.next_check_at.values():
@@ -718,7 +718,9 @@ def human(report: dict[str, Any]) -> str:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m monitors.bench", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python tests/bench/pipeline.py", description=__doc__.splitlines()[0]
+    )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--checks", type=int, metavar="N", help="healthchecks to create")
     common.add_argument("--regions", type=int, default=3, metavar="R", help="regions each one runs in (3)")

@@ -14,11 +14,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from monitors import selectors, services
-from monitors.execution import run_now
-from monitors.filters import HealthcheckFilter, TimeWindow
-from monitors.models import ApiKey, Healthcheck, Organization
-from monitors.pagination import ResultPagination
-from monitors.serializers import (
+from monitors.api.filters import HealthcheckFilter, TimeWindow
+from monitors.api.pagination import ResultPagination
+from monitors.api.serializers import (
     HealthcheckSerializer,
     OrganizationSerializer,
     ProbeResultSerializer,
@@ -27,6 +25,9 @@ from monitors.serializers import (
     ToolChangeSerializer,
     UptimeSerializer,
 )
+from monitors.models import ApiKey, Healthcheck, Organization
+from monitors.worker.execution import run_now
+from monitors.worker.tasks import broker_enqueue
 
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 
@@ -154,7 +155,7 @@ class HealthcheckViewSet(
     def run(self, request: Request, id: str | None = None) -> Response:
         """Run the check now in every region and answer with the results."""
         healthcheck = self.get_object()
-        results = run_now(healthcheck=healthcheck)
+        results = run_now(healthcheck=healthcheck, enqueue=broker_enqueue())
         return Response(ProbeResultSerializer(results, many=True).data)
 
     def _paginated(self, queryset, serializer_class) -> Response:  # type: ignore[no-untyped-def]

@@ -1,6 +1,6 @@
 """Run a region's batch of checks and record it: the body of the probe worker, whatever runs it.
 
-The Celery task (monitors.tasks.run_batch) and the embedded worker of `manage.py serve` both
+The Celery task (monitors.worker.tasks.run_region_batch) and the embedded worker of `manage.py serve` both
 call :func:`execute_batch`; they differ only in how they enqueue the rechecks it returns.
 Messages carry ids and ISO timestamps only: ``[healthcheck_id, slot_iso, attempt]``.
 """
@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from monitors import selectors, services
 from monitors.models import Healthcheck, ProbeResult
-from monitors.scheduling import Claim, claim_due
+from monitors.worker.scheduling import Claim, claim_due
 from probes.runner import ProbeEnv, run_batch
 
 logger = logging.getLogger(__name__)
@@ -78,21 +78,19 @@ def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) 
     return len(results)
 
 
-def run_now(*, healthcheck: Healthcheck) -> list[ProbeResult]:
+def run_now(*, healthcheck: Healthcheck, enqueue: Enqueue | None) -> list[ProbeResult]:
     """Run a check in every one of its regions now, record the results and return them.
 
-    With a broker the runs go to each region's queue (so each region really checks from
-    there) and this waits for their results; in the embedded mode they run here. Manual runs
-    are recorded like scheduled ones, for a slot of their own (now).
+    With ``enqueue`` (a broker) the runs go to each region's queue, so each region really
+    checks from there, and this waits for their results; without it they run here. Manual
+    runs are recorded like scheduled ones, for a slot of their own (now).
     """
     slot = timezone.now()
     regions = sorted(region.slug for region in healthcheck.regions.filter(enabled=True))
     items: list[BatchItem] = [[healthcheck.id, slot.isoformat(), 0]]
-    if settings.REDIS_URL:
-        from monitors.tasks import enqueue_celery
-
+    if enqueue is not None:
         for region in regions:
-            enqueue_celery(region, items)
+            enqueue(region, items, 0)
         return _wait_for_results(
             healthcheck, slot, len(regions), healthcheck_timeout(healthcheck) + RUN_NOW_SLACK
         )

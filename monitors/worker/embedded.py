@@ -1,9 +1,11 @@
 """Run the scheduler tick and the probe worker in one process, for the embedded default.
 
 With no broker (`make run` on a fresh machine) this stands in for Celery beat and the region
-workers: the same claim (monitors.scheduling), the same batch body (monitors.execution), with
-delayed rechecks kept in a timer heap instead of a broker's countdown. Every enabled region is
-probed from this machine.
+workers: the same claim (monitors.worker.scheduling), the same batch body
+(monitors.worker.execution), the same periodic jobs at the same periods (read from
+``settings.CELERY_BEAT_SCHEDULE``, the one schedule of both modes), with delayed rechecks kept
+in a timer heap instead of a broker's countdown. Every enabled region is probed from this
+machine.
 """
 
 from __future__ import annotations
@@ -13,26 +15,39 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
+from celery import current_app
+from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
-from django.utils import timezone
 
-from monitors import services
-from monitors.execution import BatchItem, dispatch_due, execute_batch
+from monitors.worker import tasks  # noqa: F401  (registers the beat entries' tasks with the app)
+from monitors.worker.execution import BatchItem, dispatch_due, execute_batch
 
 logger = logging.getLogger(__name__)
 
-ROLLUP_EVERY = 60.0
-PRUNE_EVERY = 3600.0
 DATABASE_RETRY_DELAY = 5.0
+# The beat entry this worker runs itself, with its own enqueue, instead of through Celery.
+DISPATCH_TASK = "monitors.dispatch_due"
+
+
+@dataclass
+class PeriodicJob:
+    """Run one beat entry in process: ``run`` every ``every`` seconds, first at ``due``."""
+
+    name: str
+    every: float
+    run: Callable[[], object]
+    due: float = 0.0
 
 
 class EmbeddedWorker:
     """Tick, run batches on a small thread pool, and fire rechecks when their delay is up."""
 
-    def __init__(self, *, tick_seconds: float = 2.0, threads: int = 4) -> None:
-        self.tick_seconds = tick_seconds
+    def __init__(self, *, tick_seconds: float | None = None, threads: int = 4) -> None:
+        self.jobs = self._periodic_jobs(tick_seconds)
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="probes")
         self.stop = threading.Event()
         self._lock = threading.Lock()
@@ -44,22 +59,31 @@ class EmbeddedWorker:
             heapq.heappush(self._due, (time.monotonic() + delay, next(self._order), region, items))
 
     def run_forever(self) -> None:
-        next_tick = next_rollup = time.monotonic()
-        next_prune = next_tick + 60
+        start = time.monotonic()
+        for job in self.jobs:
+            job.due = start
         while not self.stop.is_set():
             now = time.monotonic()
-            if now >= next_tick:
-                self._guarded(self._tick)
-                next_tick = max(next_tick + self.tick_seconds, now)
-            if now >= next_rollup:
-                self._guarded(lambda: services.rollups_refresh(now=timezone.now()))
-                next_rollup = now + ROLLUP_EVERY
-            if now >= next_prune:
-                self._guarded(lambda: services.results_prune(now=timezone.now()))
-                next_prune = now + PRUNE_EVERY
+            for job in self.jobs:
+                if now >= job.due:
+                    self._guarded(job.run)
+                    # A late step is not made up for: the next one is a whole period after it.
+                    job.due = max(job.due + job.every, now)
             self._start_due_batches()
-            self.stop.wait(max(0.0, min(next_tick, self._next_due()) - time.monotonic()))
+            next_job = min(job.due for job in self.jobs)
+            self.stop.wait(max(0.0, min(next_job, self._next_due()) - time.monotonic()))
         self.pool.shutdown(wait=True, cancel_futures=False)
+
+    def _periodic_jobs(self, tick_seconds: float | None) -> list[PeriodicJob]:
+        """Return the beat schedule's entries as jobs of this process; the tick uses this worker's queue."""
+        jobs = []
+        for entry in settings.CELERY_BEAT_SCHEDULE.values():
+            name, every = entry["task"], float(entry["schedule"])
+            if name == DISPATCH_TASK:
+                jobs.append(PeriodicJob(name, tick_seconds or every, self._tick))
+            else:
+                jobs.append(PeriodicJob(name, every, current_app.tasks[name]))
+        return jobs
 
     def _tick(self) -> None:
         dispatch_due(enqueue=self.enqueue)

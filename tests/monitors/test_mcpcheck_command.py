@@ -10,7 +10,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from probes.management.commands.mcpcheck import summary
+from monitors.management.commands.mcpcheck import summary
 from probes.types import (
     Access,
     FailureKind,
