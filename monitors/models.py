@@ -1,18 +1,20 @@
 """Tenancy (Plan, Region, Organization, Membership, ApiKey) and the Healthcheck.
 
-Healthcheck.type is a plain integer validated against ``probes.types.CheckType`` rather than
-a field with choices, so adding a check type never migrates existing rows.
+Healthcheck.type is a plain integer validated against the check-type registry (``probes.checks``)
+rather than a field with choices, so adding a check type never migrates existing rows.
 """
 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from probes.types import CheckType, Status
+from probes.checks import CheckKind, check_kind
+from probes.types import Status
 
 
 def region_queue(slug: str) -> str:
@@ -130,7 +132,9 @@ class Healthcheck(models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="healthchecks")
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200)
-    type = models.PositiveSmallIntegerField(help_text="1 HTTP, 13 MCP (probes.types.CheckType).")
+    type = models.PositiveSmallIntegerField(
+        help_text="The check type's number in the registry (probes.checks): 1 HTTP, 13 MCP."
+    )
     # The API-shaped config without header values; those live encrypted in secret_headers.
     config = models.JSONField(default=dict)
     secret_headers = models.TextField(blank=True, default="", editable=False)
@@ -171,8 +175,8 @@ class Healthcheck(models.Model):
         return self.name
 
     @property
-    def check_type(self) -> CheckType:
-        return CheckType(self.type)
+    def check_type(self) -> CheckKind[Any]:
+        return check_kind(self.type)
 
 
 class HealthcheckTag(models.Model):

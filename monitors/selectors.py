@@ -11,8 +11,8 @@ from django.db.models import QuerySet
 from monitors import latency
 from monitors.models import ApiKey, Healthcheck, Organization, ProbeResult, Region, Rollup
 from monitors.secrets import SecretUnreadable, decrypt_headers
-from probes.config import ConfigError, parse_config
-from probes.types import CheckType, HttpConfig, McpConfig
+from probes.checks import CheckConfig, check_kind
+from probes.config import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -41,20 +41,20 @@ def api_key_by_hash(*, key_hash: str) -> ApiKey | None:
     )
 
 
-def check_configs(*, healthcheck_ids: list[int]) -> dict[int, McpConfig | HttpConfig]:
+def check_configs(*, healthcheck_ids: list[int]) -> dict[int, CheckConfig]:
     """Return the runnable engine config of each unpaused healthcheck, header values decrypted.
 
     A healthcheck whose stored config no longer parses (a rule tightened since it was saved) or
     whose headers can't be decrypted is left out and logged, so one bad row never stops a batch.
     """
-    configs: dict[int, McpConfig | HttpConfig] = {}
+    configs: dict[int, CheckConfig] = {}
     rows = Healthcheck.objects.filter(id__in=healthcheck_ids, paused=False).values_list(
         "id", "type", "config", "secret_headers"
     )
     for hc_id, check_type, config, secret_headers in rows:
         try:
             data = {**config, "headers": decrypt_headers(secret_headers)}
-            configs[hc_id] = parse_config(CheckType(check_type), data)
+            configs[hc_id] = check_kind(check_type).parse(data)
         except (ConfigError, SecretUnreadable, ValueError) as exc:
             logger.error("healthcheck %s can't run: %s", hc_id, type(exc).__name__)
     return configs

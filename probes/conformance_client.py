@@ -21,7 +21,8 @@ import json
 import os
 import sys
 
-from probes.config import ConfigError, parse_mcp_config
+from probes.checks.mcp import parse_mcp_config
+from probes.config import ConfigError
 from probes.runner import ProbeEnv, outcome_to_json, run_check_sync
 from probes.types import Status
 

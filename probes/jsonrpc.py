@@ -57,10 +57,6 @@ class RpcError:
     message: str
     data: Any = None
 
-    def describe(self) -> str:
-        code = f" {self.code}" if self.code is not None else ""
-        return f"JSON-RPC error{code}: {self.message}" if self.message else f"JSON-RPC error{code}"
-
 
 def is_request(message: JsonObject) -> bool:
     return isinstance(message.get("method"), str) and "id" in message

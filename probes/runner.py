@@ -20,10 +20,9 @@ from typing import Any, TypeVar
 import httpx
 
 from probes import __version__
+from probes.checks import CheckConfig, kind_of_config
 from probes.connection import Connection, host_of
-from probes.http import check_http
-from probes.mcp import check_mcp
-from probes.types import FailureKind, Headers, HttpConfig, McpConfig, ProbeOutcome, ServerInfo, Status
+from probes.types import FailureKind, Headers, ProbeOutcome, ServerInfo, Status
 
 logger = logging.getLogger(__name__)
 
@@ -51,7 +50,7 @@ class ProbeEnv:
     ssl_context: ssl.SSLContext | None = None
 
 
-async def run_check(config: McpConfig | HttpConfig, env: ProbeEnv) -> ProbeOutcome:
+async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
     """Return the outcome of one check; remote failures are outcomes, never exceptions."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + config.timeout
@@ -61,17 +60,14 @@ async def run_check(config: McpConfig | HttpConfig, env: ProbeEnv) -> ProbeOutco
         ssl_context=env.ssl_context or default_ssl_context(),
     )
     try:
-        if isinstance(config, McpConfig):
-            outcome = await check_mcp(config, conn, deadline=deadline)
-        else:
-            outcome = await check_http(config, conn, deadline=deadline)
+        outcome = await kind_of_config(config).run(config, conn, deadline=deadline)
     finally:
         await conn.aclose()
     return scrub_outcome(outcome, config.headers)
 
 
 async def run_batch(
-    items: Sequence[tuple[K, McpConfig | HttpConfig]],
+    items: Sequence[tuple[K, CheckConfig]],
     env: ProbeEnv,
     *,
     max_in_flight: int = 200,
@@ -86,7 +82,7 @@ async def run_batch(
     in_flight = asyncio.Semaphore(max_in_flight)
     hosts: dict[str, asyncio.Semaphore] = {}
 
-    async def one(key: K, config: McpConfig | HttpConfig) -> tuple[K, ProbeOutcome]:
+    async def one(key: K, config: CheckConfig) -> tuple[K, ProbeOutcome]:
         host = hosts.setdefault(_host_key(config.uri), asyncio.Semaphore(per_host))
         async with host, in_flight:
             try:
@@ -97,7 +93,7 @@ async def run_batch(
     return list(await asyncio.gather(*(one(key, config) for key, config in items)))
 
 
-def run_check_sync(config: McpConfig | HttpConfig, env: ProbeEnv) -> ProbeOutcome:
+def run_check_sync(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
     """Run one check on a fresh event loop (for commands and scripts)."""
 
     async def main() -> ProbeOutcome:
@@ -109,7 +105,7 @@ def run_check_sync(config: McpConfig | HttpConfig, env: ProbeEnv) -> ProbeOutcom
     return asyncio.run(main())
 
 
-def crashed_outcome(config: McpConfig | HttpConfig, exc: BaseException) -> ProbeOutcome:
+def crashed_outcome(config: CheckConfig, exc: BaseException) -> ProbeOutcome:
     """Return a DOWN outcome for a check that raised (a bug), and log it without secrets."""
     details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     logger.error(

@@ -7,7 +7,7 @@ Celery boundaries as data, and tests build them without a database.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 
 
 class Status(StrEnum):
@@ -18,34 +18,6 @@ class Status(StrEnum):
     DEGRADED = "degraded"
     DOWN = "down"
     PAUSED = "paused"
-
-
-class CheckType(IntEnum):
-    """Number check types as Uptimy numbers them; new types append, rows never migrate."""
-
-    HTTP = 1
-    MCP = 13
-
-    @property
-    def label(self) -> str:
-        return self.name.lower()
-
-    @classmethod
-    def parse(cls, value: object) -> CheckType:
-        """Return the type named by a number (13, "13") or a name ("mcp"); raise ValueError otherwise."""
-        if isinstance(value, bool):
-            raise ValueError(f"unknown check type {value!r}")
-        if isinstance(value, int):
-            return cls(value)
-        if isinstance(value, str):
-            text = value.strip()
-            if text.isdigit():
-                return cls(int(text))
-            try:
-                return cls[text.upper()]
-            except KeyError:
-                pass
-        raise ValueError(f"unknown check type {value!r}")
 
 
 class FailureKind(StrEnum):
@@ -84,58 +56,6 @@ class Transport(StrEnum):
 
 
 Headers = tuple[tuple[str, str], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class McpConfig:
-    """Hold one MCP check's settings (type 13), already validated by ``probes.config``."""
-
-    uri: str
-    headers: Headers = ()
-    required_tools: tuple[str, ...] = ()
-    min_tools: int = 0
-    timeout: float = 10.0
-
-    @property
-    def has_key(self) -> bool:
-        """Return whether the check sends credentials, which decides the access column."""
-        return bool(self.headers)
-
-
-@dataclass(frozen=True, slots=True)
-class StatusRange:
-    """Match HTTP status codes from ``low`` to ``high`` inclusive ("2xx" is 200–299)."""
-
-    low: int
-    high: int
-
-    def __contains__(self, code: object) -> bool:
-        return isinstance(code, int) and self.low <= code <= self.high
-
-    def __str__(self) -> str:
-        if self.low == self.high:
-            return str(self.low)
-        if self.low % 100 == 0 and self.high == self.low + 99:
-            return f"{self.low // 100}xx"
-        return f"{self.low}-{self.high}"
-
-
-@dataclass(frozen=True, slots=True)
-class HttpConfig:
-    """Hold one HTTP check's settings (type 1), already validated by ``probes.config``."""
-
-    uri: str
-    method: str = "GET"
-    headers: Headers = ()
-    body: str = ""
-    expected_status: tuple[StatusRange, ...] = (StatusRange(200, 299),)
-    keyword: str | None = None
-    keyword_absent: bool = False
-    follow_redirects: bool = True
-    timeout: float = 10.0
-
-
-CheckConfig = McpConfig | HttpConfig
 
 
 @dataclass(frozen=True, slots=True)

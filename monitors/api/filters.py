@@ -13,11 +13,14 @@ from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import ValidationError
 
 from monitors.models import Healthcheck
-from probes.types import CheckType, Status
+from probes.checks import UnknownCheckKind, check_kind
+from probes.types import Status
 
 
 class HealthcheckFilter(django_filters.FilterSet):
-    type = django_filters.CharFilter(method="filter_type", help_text='1, 13, "http" or "mcp".')
+    type = django_filters.CharFilter(
+        method="filter_type", help_text="A check type's number or name, e.g. 13 or mcp."
+    )
     status = django_filters.ChoiceFilter(choices=[(s.value, s.value) for s in Status])
     tag = django_filters.CharFilter(field_name="tag_rows__name", distinct=True)
     search = django_filters.CharFilter(method="filter_search", help_text="Part of the name or the URL.")
@@ -28,11 +31,9 @@ class HealthcheckFilter(django_filters.FilterSet):
 
     def filter_type(self, queryset: QuerySet[Healthcheck], name: str, value: str) -> QuerySet[Healthcheck]:
         try:
-            return queryset.filter(type=int(CheckType.parse(value)))
-        except ValueError:
-            raise ValidationError(
-                {"type": [f'Unknown type {value!r}; use 1, 13, "http" or "mcp".']}
-            ) from None
+            return queryset.filter(type=check_kind(value).number)
+        except UnknownCheckKind as exc:
+            raise ValidationError({"type": [str(exc)]}) from None
 
     def filter_search(self, queryset: QuerySet[Healthcheck], name: str, value: str) -> QuerySet[Healthcheck]:
         return queryset.filter(Q(name__icontains=value) | Q(config__uri__icontains=value))

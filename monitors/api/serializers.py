@@ -4,110 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from monitors.models import Healthcheck, Organization, Plan, ProbeResult, Region, StatusChange, ToolChange
-from probes.config import DEFAULT_TIMEOUT, HTTP_METHODS, MAX_HEADERS, MAX_REQUIRED_TOOLS, TIMEOUT_RANGE
-from probes.types import CheckType, Status
+from probes.checks import CheckKind, UnknownCheckKind, check_kind, check_kinds, known_kinds_words
+from probes.types import Status
 
 MAX_TAGS = 20
 MAX_INTERVAL_SECONDS = 24 * 60 * 60
 
-_HEADERS_HELP = (
-    f"Request headers sent on every request, as names to values (at most {MAX_HEADERS}, 8 KiB in all). "
-    'Values are secrets: stored encrypted and answered masked as "********"; send a masked value '
-    "back to keep the stored one, leave `headers` out of an update to keep them all."
-)
 
-
-def _headers_schema(example: dict[str, str]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "additionalProperties": {"type": "string"},
-        "maxProperties": MAX_HEADERS,
-        "description": _HEADERS_HELP,
-        "example": example,
-    }
-
-
-_TIMEOUT_SCHEMA = {
-    "type": "number",
-    "minimum": TIMEOUT_RANGE[0],
-    "maximum": TIMEOUT_RANGE[1],
-    "default": DEFAULT_TIMEOUT,
-    "description": "Seconds for the whole check, sign-in discovery and redirects included.",
-}
-
-# The config schemas are written out rather than derived from serializers: they document the
-# exact API shape (camelCase keys, no unknown keys), while probes.config does the validating.
-MCP_CONFIG_SCHEMA: dict[str, Any] = {
-    "title": "MCP check config (type 13)",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["uri"],
-    "properties": {
-        "uri": {
-            "type": "string",
-            "format": "uri",
-            "description": "The MCP endpoint, Streamable HTTP or legacy SSE; it often ends in /mcp.",
-            "example": "https://mcp.example.com/mcp",
-        },
-        "headers": _headers_schema({"Authorization": "Bearer your-key"}),
-        "requiredTools": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "uniqueItems": True,
-            "maxItems": MAX_REQUIRED_TOOLS,
-            "description": "Tool names that must be listed; the check is down naming the missing ones.",
-            "example": ["search_docs", "read_page"],
-        },
-        "minTools": {
-            "type": "integer",
-            "minimum": 0,
-            "default": 0,
-            "description": "The check is down when fewer tools are listed.",
-            "example": 2,
-        },
-        "timeout": _TIMEOUT_SCHEMA,
-    },
-}
-
-HTTP_CONFIG_SCHEMA: dict[str, Any] = {
-    "title": "HTTP check config (type 1)",
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["uri"],
-    "properties": {
-        "uri": {"type": "string", "format": "uri", "description": "The URL to request."},
-        "method": {"type": "string", "enum": list(HTTP_METHODS), "default": "GET"},
-        "headers": _headers_schema({"Accept": "text/html"}),
-        "body": {"type": "string", "description": "Request body; POST only."},
-        "expectedStatus": {
-            "type": "array",
-            "items": {"oneOf": [{"type": "integer", "minimum": 100, "maximum": 599}, {"type": "string"}]},
-            "minItems": 1,
-            "default": ["2xx"],
-            "description": 'Statuses that count as up: codes (200), classes ("2xx") or ranges ("200-299").',
-        },
-        "keyword": {
-            "type": ["string", "null"],
-            "description": "Text that must appear in the body (or must not, with keywordAbsent).",
-        },
-        "keywordAbsent": {"type": "boolean", "default": False},
-        "followRedirects": {"type": "boolean", "default": True},
-        "timeout": _TIMEOUT_SCHEMA,
-    },
-}
-
-
-@extend_schema_field(
-    {
-        "anyOf": [MCP_CONFIG_SCHEMA, HTTP_CONFIG_SCHEMA],
-        "description": "What to check; its shape depends on `type`. Header values are answered masked.",
-    }
-)
 class ConfigField(serializers.JSONField):
     """Accept a JSON object; the service validates it against the check type."""
 
@@ -117,27 +26,45 @@ class ConfigField(serializers.JSONField):
         return data
 
 
-@extend_schema_field(
-    {
-        "oneOf": [
-            {"type": "integer", "enum": [int(t) for t in CheckType]},
-            {"type": "string", "enum": [t.label for t in CheckType]},
-        ],
-        "description": '1 or "http", 13 or "mcp". Answered as the number.',
-    }
-)
-class CheckTypeField(serializers.Field):
-    default_error_messages = {"invalid": 'Unknown type {value!r}; use 1 or "http", 13 or "mcp".'}
+class ConfigFieldSchema(OpenApiSerializerFieldExtension):
+    """Document ``config`` as any registered check type's config schema, read when the schema is built."""
 
-    def to_internal_value(self, data: Any) -> CheckType:
+    target_class = ConfigField
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        return {
+            "anyOf": [dict(kind.schema) for kind in check_kinds()],
+            "description": "What to check; its shape depends on `type`. Header values are answered masked.",
+        }
+
+
+class CheckTypeField(serializers.Field):
+    """Accept a registered check type by number or name; answer its number."""
+
+    def to_internal_value(self, data: Any) -> CheckKind[Any]:
         try:
-            return CheckType.parse(data)
-        except ValueError:
-            self.fail("invalid", value=data)
-            raise  # unreachable: fail() raises
+            return check_kind(data)
+        except UnknownCheckKind as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
     def to_representation(self, value: int) -> int:
         return int(value)
+
+
+class CheckTypeFieldSchema(OpenApiSerializerFieldExtension):
+    """Document ``type`` as the registered numbers and names."""
+
+    target_class = CheckTypeField
+
+    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        kinds = check_kinds()
+        return {
+            "oneOf": [
+                {"type": "integer", "enum": [kind.number for kind in kinds]},
+                {"type": "string", "enum": [kind.name for kind in kinds]},
+            ],
+            "description": f"{known_kinds_words()}. Answered as the number.",
+        }
 
 
 class RelatedNamesField(serializers.ListField):
@@ -229,8 +156,8 @@ class HealthcheckSerializer(serializers.ModelSerializer):
 
     def get_type_name(self, obj: Healthcheck) -> str:
         try:
-            return CheckType(obj.type).label
-        except ValueError:
+            return check_kind(obj.type).name
+        except UnknownCheckKind:
             return "unknown"
 
     def validate_name(self, value: str) -> str:

@@ -13,8 +13,9 @@ from monitors.models import Healthcheck, HealthcheckTag, Organization, Plan, Reg
 from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
 from monitors.selectors import regions_allowed
 from monitors.slots import first_slot_at_or_after, slot_offset_for
-from probes.config import ConfigError, config_to_api, parse_config
-from probes.types import CheckType, Status
+from probes.checks import CheckKind
+from probes.config import ConfigError
+from probes.types import Status
 
 DEFAULT_INTERVAL_SECONDS = 60
 
@@ -23,7 +24,7 @@ def healthcheck_create(
     *,
     organization: Organization,
     name: str,
-    check_type: CheckType,
+    check_type: CheckKind[Any],
     config: Mapping[str, Any],
     now: datetime,
     interval_seconds: int | None = None,
@@ -57,7 +58,7 @@ def healthcheck_create(
         healthcheck = Healthcheck(
             organization=organization,
             name=name,
-            type=int(check_type),
+            type=check_type.number,
             config=api_config,
             secret_headers=encrypt_headers(headers),
             interval_seconds=interval,
@@ -95,7 +96,7 @@ def healthcheck_update(
         api_config, headers = _prepared_config(check_type, changes["config"], stored_headers, merge_into=base)
         healthcheck.config = api_config
         healthcheck.secret_headers = encrypt_headers(headers)
-    healthcheck.type = int(check_type)
+    healthcheck.type = check_type.number
     if "name" in changes:
         healthcheck.name = changes["name"]
     for field in RULE_FIELDS:
@@ -218,7 +219,7 @@ def _set_tags(healthcheck: Healthcheck, tags: Iterable[str]) -> None:
 
 
 def _prepared_config(
-    check_type: CheckType,
+    check_type: CheckKind[Any],
     incoming: Mapping[str, Any],
     stored_headers: Mapping[str, str],
     *,
@@ -233,10 +234,10 @@ def _prepared_config(
     else:
         data["headers"] = dict(stored_headers)
     try:
-        parsed = parse_config(check_type, data)
+        parsed = check_type.parse(data)
     except ConfigError as exc:
         raise ConfigInvalid({f"config.{key}": message for key, message in exc.errors.items()}) from None
-    api_config = config_to_api(parsed)
+    api_config = check_type.to_api(parsed)
     headers = api_config.pop("headers")
     api_config["headers"] = masked(headers)
     return api_config, headers
@@ -245,7 +246,7 @@ def _prepared_config(
 def _unmasked_headers(incoming: object, stored: Mapping[str, str]) -> object:
     """Replace each masked value with the stored value of the same (case-insensitive) name."""
     if not isinstance(incoming, Mapping):
-        return incoming  # probes.config reports the shape error
+        return incoming  # the check type's parser reports the shape error
     stored_by_lower = {name.lower(): value for name, value in stored.items()}
     result: dict[Any, Any] = {}
     for name, value in incoming.items():

@@ -30,9 +30,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from probes.config import ConfigError, parse_mcp_config
+from probes.checks.mcp import McpConfig, parse_mcp_config
+from probes.config import ConfigError
 from probes.runner import ProbeEnv, run_check
-from probes.types import McpConfig, Status
+from probes.types import Status
 
 CheckFn = Callable[[], Awaitable[str]]
 

@@ -195,11 +195,11 @@ class Fixture:
         """
         from monitors.models import Healthcheck
         from monitors.slots import first_slot_at_or_after, slot_offset_for
-        from probes.config import config_to_api, parse_mcp_config
-        from probes.types import CheckType, Status
+        from probes.checks.mcp import MCP
+        from probes.types import Status
 
         started = time.perf_counter()
-        config = config_to_api(parse_mcp_config({"uri": url}))  # no headers: nothing to encrypt
+        config = MCP.to_api(MCP.parse({"uri": url}))  # no headers: nothing to encrypt
         since = now - timedelta(seconds=interval - 1) if all_due else now
         rows = []
         for index in range(count):
@@ -210,7 +210,7 @@ class Fixture:
                     organization=self.organization,
                     public_id=public_id,
                     name=f"bench {index}",
-                    type=int(CheckType.MCP),
+                    type=MCP.number,
                     config=config,
                     interval_seconds=interval,
                     status=Status.PENDING,

@@ -57,7 +57,7 @@ import json, os
 from django.utils import timezone
 from monitors.models import Organization, Plan, Region
 from monitors.services import healthcheck_create, organization_create
-from probes.types import CheckType
+from probes.checks.mcp import MCP
 
 plan, _ = Plan.objects.get_or_create(
     slug="e2e", defaults={"name": "E2E", "max_healthchecks": 100, "min_interval_seconds": 1}
@@ -67,7 +67,7 @@ org = Organization.objects.filter(slug="e2e").first() or organization_create(slu
 created = []
 for item in json.loads(os.environ["E2E_SPEC"]):
     hc = healthcheck_create(
-        organization=org, name=item["name"], check_type=CheckType.MCP, config=item["config"],
+        organization=org, name=item["name"], check_type=MCP, config=item["config"],
         now=timezone.now(), interval_seconds=item["interval"], region_slugs=item["regions"],
         rules=item["rules"],
     )

@@ -16,7 +16,7 @@ from schemathesis.core import NotSet
 
 from monitors.models import Plan
 from monitors.services import healthcheck_create, organization_create
-from probes.types import CheckType
+from probes.checks.mcp import MCP
 
 
 def _operations() -> list:
@@ -36,7 +36,7 @@ def fuzz_client(make_client, now):
     seed = healthcheck_create(
         organization=organization,
         name="seed",
-        check_type=CheckType.MCP,
+        check_type=MCP,
         config={"uri": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer x"}},
         now=now,
     )

@@ -19,7 +19,9 @@ from monitors.worker import tasks
 from monitors.worker.embedded import EmbeddedWorker
 from monitors.worker.execution import BATCH_SIZE, batches_for, execute_batch
 from monitors.worker.scheduling import Claim
-from probes.types import CheckType
+from probes.checks import CheckKind
+from probes.checks.http import HTTP
+from probes.checks.mcp import MCP
 
 SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
 REGIONS = ("ap-southeast", "eu-west", "us-east")
@@ -62,9 +64,7 @@ def refused_url() -> str:
 def make(org, settings) -> Callable[..., Healthcheck]:
     settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
 
-    def make(
-        uri: str, *, check_type: CheckType = CheckType.MCP, now: datetime = SLOT, **rules
-    ) -> Healthcheck:
+    def make(uri: str, *, check_type: CheckKind = MCP, now: datetime = SLOT, **rules) -> Healthcheck:
         config = {"uri": uri, "timeout": 5}
         regions = rules.pop("regions", None)
         return healthcheck_create(
@@ -149,7 +149,7 @@ def test_the_worker_refuses_a_loopback_target_unless_private_targets_are_allowed
 
 
 def test_execute_batch_runs_an_http_check(make, http_server):
-    healthcheck = make(http_server, check_type=CheckType.HTTP)
+    healthcheck = make(http_server, check_type=HTTP)
 
     execute_batch("us-east", [[healthcheck.id, SLOT.isoformat(), 0]], enqueue=Captured())
 
@@ -159,7 +159,7 @@ def test_execute_batch_runs_an_http_check(make, http_server):
 
 def test_execute_batch_runs_many_checks_in_one_batch(make, fast_mcp, http_server):
     mcp = [make(fast_mcp) for _ in range(5)]
-    http = [make(http_server, check_type=CheckType.HTTP) for _ in range(5)]
+    http = [make(http_server, check_type=HTTP) for _ in range(5)]
     items = [[hc.id, SLOT.isoformat(), 0] for hc in mcp + http]
 
     assert execute_batch("eu-west", items, enqueue=Captured()) == 10

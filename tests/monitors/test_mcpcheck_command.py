@@ -11,10 +11,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from monitors.management.commands.mcpcheck import summary
+from probes.checks.mcp import McpConfig
 from probes.types import (
     Access,
     FailureKind,
-    McpConfig,
     ProbeOutcome,
     ServerInfo,
     Status,

@@ -15,9 +15,9 @@ from monitors.services import (
     healthcheck_pause,
     outcomes_record,
 )
+from probes.checks.mcp import MCP
 from probes.types import (
     Access,
-    CheckType,
     FailureKind,
     ProbeOutcome,
     ServerInfo,
@@ -76,7 +76,7 @@ def make(org, now):
         return healthcheck_create(
             organization=org,
             name="docs",
-            check_type=CheckType.MCP,
+            check_type=MCP,
             config={"uri": "https://mcp.example.com/mcp", "requiredTools": ["search_docs", "read_page"]},
             now=now,
             region_slugs=regions,

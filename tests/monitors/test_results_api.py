@@ -9,7 +9,8 @@ from rest_framework.test import APIClient
 
 from monitors.models import Healthcheck, ProbeResult, Region, Rollup, ToolChange
 from monitors.services import RunResult, healthcheck_create, outcomes_record
-from probes.types import CheckType, FailureKind, ProbeOutcome, Status, Timings, ToolInfo
+from probes.checks.mcp import MCP
+from probes.types import FailureKind, ProbeOutcome, Status, Timings, ToolInfo
 
 URL = "/api/v1/healthchecks/"
 SLOT = datetime(2026, 11, 29, 11, 0, 7, tzinfo=UTC)
@@ -44,7 +45,7 @@ def check(org, now) -> Healthcheck:
     return healthcheck_create(
         organization=org,
         name="docs",
-        check_type=CheckType.MCP,
+        check_type=MCP,
         config={"uri": "https://mcp.example.com/mcp"},
         now=now,
         rules={"recheck_count": 0},
@@ -316,7 +317,7 @@ def loopback_check(org, now, fast_mcp, settings) -> Healthcheck:
     return healthcheck_create(
         organization=org,
         name="loopback",
-        check_type=CheckType.MCP,
+        check_type=MCP,
         config={"uri": fast_mcp, "requiredTools": ["tool_0"], "timeout": 5},
         now=now,
     )

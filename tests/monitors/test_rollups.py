@@ -9,7 +9,7 @@ import pytest
 from monitors import latency
 from monitors.models import Healthcheck, Plan, ProbeResult, Region, Rollup
 from monitors.services import healthcheck_create, results_prune, rollups_refresh
-from probes.types import CheckType
+from probes.checks.mcp import MCP
 
 ELEVEN = datetime(2026, 11, 29, 11, 0, tzinfo=UTC)
 DAY = datetime(2026, 11, 29, tzinfo=UTC)
@@ -24,7 +24,7 @@ def check(org, now) -> Healthcheck:
     return healthcheck_create(
         organization=org,
         name="docs",
-        check_type=CheckType.MCP,
+        check_type=MCP,
         config={"uri": "https://mcp.example.com/mcp"},
         now=now,
     )
@@ -257,7 +257,7 @@ def free_check(make_org, now) -> Healthcheck:
     return healthcheck_create(
         organization=make_org(plan="free"),
         name="free",
-        check_type=CheckType.MCP,
+        check_type=MCP,
         config={"uri": "https://mcp.example.com/mcp"},
         now=now,
     )

@@ -16,7 +16,7 @@ from monitors.models import Healthcheck, Region
 from monitors.services import healthcheck_create, healthcheck_pause, healthcheck_resume, healthcheck_update
 from monitors.slots import first_slot_at_or_after, slot_after, slot_offset_for
 from monitors.worker.scheduling import claim_due
-from probes.types import CheckType
+from probes.checks.mcp import MCP
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a whole minute, hour and day in epoch seconds
 
@@ -32,7 +32,7 @@ def make_check(
     healthcheck = healthcheck_create(
         organization=organization,
         name=kwargs.pop("name", "docs"),
-        check_type=CheckType.MCP,
+        check_type=MCP,
         config={"uri": "https://mcp.example.com/mcp"},
         now=now,
         interval_seconds=kwargs.pop("interval_seconds", 60),
@@ -110,7 +110,7 @@ def test_offsets_spread_a_thousand_checks_over_the_interval():
 
 def test_a_new_check_is_first_due_within_one_interval(org, now):
     healthcheck = healthcheck_create(
-        organization=org, name="a", check_type=CheckType.MCP, config={"uri": "https://x.example/mcp"}, now=now
+        organization=org, name="a", check_type=MCP, config={"uri": "https://x.example/mcp"}, now=now
     )
 
     assert now <= healthcheck.next_check_at < now + timedelta(seconds=healthcheck.interval_seconds)

@@ -10,7 +10,7 @@ from django.db import connection
 from monitors.errors import ServiceError
 from monitors.models import Healthcheck, Plan
 from monitors.services import healthcheck_create, organization_create
-from probes.types import CheckType
+from probes.checks.http import HTTP
 
 pytestmark = pytest.mark.services
 
@@ -28,7 +28,7 @@ def test_concurrent_creates_never_exceed_the_plan(postgres, now):
             healthcheck_create(
                 organization=organization,
                 name=f"c{index}",
-                check_type=CheckType.HTTP,
+                check_type=HTTP,
                 config={"uri": "https://example.com/"},
                 now=now,
             )

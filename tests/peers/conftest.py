@@ -36,7 +36,7 @@ from peer_support import (
     free_port,
 )
 
-from probes.config import parse_mcp_config
+from probes.checks.mcp import parse_mcp_config
 from probes.types import ProbeOutcome
 from tests.conftest import PEERS_SWITCH, unavailable
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 import pytest
 import respx
 from probe_support import PUBLIC_IP, URL, FakeMcp, RespxStream, respx_network, sent_messages
 
 from probes import connection
+from probes.checks import register, unregister
+from probes.checks.mcp import MCP
 from probes.jsonrpc import ALLOWED_METHODS
 from probes.netguard import IPAddress, parse_ip
 
@@ -62,3 +65,18 @@ def server(mock: respx.MockRouter) -> FakeMcp:
     fake = FakeMcp()
     mock.route(url=URL).mock(side_effect=fake)
     return fake
+
+
+@pytest.fixture
+def mcp_run() -> Iterable[Callable[[Callable], None]]:
+    """Swap the MCP check's run function in the registry for one test, and put the real one back."""
+    swapped = []
+
+    def swap(run: Callable) -> None:
+        unregister(MCP)
+        swapped.append(register(replace(MCP, run=run)))
+
+    yield swap
+    for kind in swapped:
+        unregister(kind)
+    register(MCP)

@@ -18,8 +18,10 @@ import h11
 import httpx
 import respx
 
+from probes.checks.http import HttpConfig
+from probes.checks.mcp import McpConfig
 from probes.runner import ProbeEnv, run_check
-from probes.types import HttpConfig, McpConfig, ProbeOutcome
+from probes.types import ProbeOutcome
 
 URL = "https://mcp.example.com/mcp"
 PUBLIC_IP = "93.184.216.34"

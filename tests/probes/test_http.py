@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from probe_support import run
 
-from probes.types import FailureKind, HttpConfig, Status, StatusRange
+from probes.checks.http import HttpConfig, StatusRange
+from probes.types import FailureKind, Status
 
 SITE = "https://www.example.com/health"
 

@@ -9,8 +9,10 @@ import time
 import pytest
 from probe_support import Certs, free_port, http_response, loopback, make_certs, mcp_handler, read_request
 
+from probes.checks.http import HttpConfig
+from probes.checks.mcp import McpConfig
 from probes.runner import ProbeEnv, run_check
-from probes.types import FailureKind, HttpConfig, McpConfig, Status
+from probes.types import FailureKind, Status
 
 OPEN = ProbeEnv(allow_private=True)
 

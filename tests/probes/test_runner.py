@@ -9,6 +9,7 @@ import pytest
 from probe_support import URL, mcp
 
 from probes import runner
+from probes.checks.mcp import MCP
 from probes.runner import ProbeEnv, default_ssl_context, outcome_to_json, run_batch, run_check_sync
 from probes.types import Access, FailureKind, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo, Transport
 
@@ -67,15 +68,15 @@ def test_batch_keeps_input_order(server):
     assert all(outcome.status is Status.UP for _, outcome in results)
 
 
-def test_one_crashing_check_does_not_kill_the_batch(server, monkeypatch, caplog):
-    real = runner.check_mcp
+def test_one_crashing_check_does_not_kill_the_batch(server, mcp_run, caplog):
+    real = MCP.run
 
     async def flaky(config, conn, *, deadline):
         if config.min_tools == 1:
             raise KeyError("boom")
         return await real(config, conn, deadline=deadline)
 
-    monkeypatch.setattr(runner, "check_mcp", flaky)
+    mcp_run(flaky)
     with caplog.at_level(logging.ERROR, logger="probes.runner"):
         results = dict(asyncio.run(run_batch([("ok", mcp()), ("bad", mcp(min_tools=1))], ProbeEnv())))
     assert results["ok"].status is Status.UP
@@ -84,11 +85,11 @@ def test_one_crashing_check_does_not_kill_the_batch(server, monkeypatch, caplog)
     assert "KeyError" in caplog.text
 
 
-def test_run_check_lets_a_bug_raise(server, monkeypatch):
+def test_run_check_lets_a_bug_raise(server, mcp_run):
     async def broken(config, conn, *, deadline):
         raise ZeroDivisionError
 
-    monkeypatch.setattr(runner, "check_mcp", broken)
+    mcp_run(broken)
     with pytest.raises(ZeroDivisionError):
         run_check_sync(mcp(), ProbeEnv())
 

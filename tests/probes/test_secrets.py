@@ -10,7 +10,6 @@ import httpx
 import pytest
 from probe_support import URL, FakeMcp, mcp, rpc_error, run
 
-from probes import runner
 from probes.runner import ProbeEnv, outcome_to_json, run_batch
 
 SECRET = "sk-live-4f9a8b7c6d5e"
@@ -51,11 +50,11 @@ def test_a_server_echoing_the_key_into_its_name_does_not_leak_it(mock):
     assert leaks(outcome) == []
 
 
-def test_a_crashing_check_logs_no_header_value(monkeypatch, caplog, server):
+def test_a_crashing_check_logs_no_header_value(mcp_run, caplog, server):
     async def broken(config, conn, *, deadline):
         raise RuntimeError(f"boom with {dict(config.headers)}")
 
-    monkeypatch.setattr(runner, "check_mcp", broken)
+    mcp_run(broken)
     with caplog.at_level(logging.DEBUG):
         [(_, outcome)] = asyncio.run(run_batch([(1, mcp(headers=HEADERS))], ProbeEnv()))
     assert "RuntimeError" in caplog.text

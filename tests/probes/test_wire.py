@@ -24,8 +24,10 @@ from probe_support import (
     sse_event,
 )
 
+from probes.checks.http import HttpConfig
+from probes.checks.mcp import McpConfig
 from probes.runner import ProbeEnv, run_check
-from probes.types import FailureKind, HttpConfig, McpConfig, ProbeOutcome, Status
+from probes.types import FailureKind, ProbeOutcome, Status
 
 OPEN = ProbeEnv(allow_private=True)
 INIT = {

@@ -9,9 +9,10 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from probes.config import ConfigError, parse_mcp_config
+from probes.checks.mcp import McpConfig, parse_mcp_config
+from probes.config import ConfigError
 from probes.runner import ProbeEnv, outcome_to_json, run_check_sync
-from probes.types import McpConfig, ProbeOutcome, Status
+from probes.types import ProbeOutcome, Status
 
 # Exit codes: 0 up, 1 down, 2 a usage or config error (argparse's own code for bad usage).
 EXIT_DOWN = 1

@@ -1,0 +1,361 @@
+"""The HTTP check (type 1): expected status, keyword present or absent, redirects.
+
+Everything the type is lives here: its config (:class:`HttpConfig`), the parser the API, the
+worker and the commands validate it with, its API shape and JSON schema, and the check itself,
+registered once as :data:`HTTP`. It shares the MCP check's connection layer: the same address
+guard on the URL and on every redirect target, the same timings, the same failure kinds and
+the same 5 MiB body cap.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import re
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+import httpx
+
+from probes.checks.registry import CheckKind, register
+from probes.config import (
+    DEFAULT_TIMEOUT,
+    TIMEOUT_SCHEMA,
+    ConfigError,
+    boolean_field,
+    config_fields,
+    headers_field,
+    headers_schema,
+    timeout_field,
+    uri_field,
+)
+from probes.connection import (
+    MAX_BODY_BYTES,
+    REDIRECT_STATUSES,
+    CheckFailed,
+    Connection,
+    media_type,
+    redirect_target,
+    shown_url,
+    text_message,
+)
+from probes.types import FailureKind, Headers, ProbeOutcome, Status
+from probes.wire import Response, WireError
+
+MAX_REDIRECTS = 5
+MAX_REQUEST_BODY_BYTES = 64 * 1024
+MAX_KEYWORD = 1024
+HTTP_METHODS = ("GET", "HEAD", "POST")
+CONFIG_KEYS = frozenset(
+    {
+        "uri",
+        "method",
+        "headers",
+        "body",
+        "expectedStatus",
+        "keyword",
+        "keywordAbsent",
+        "followRedirects",
+        "timeout",
+    }
+)
+_STATUS_CLASS = re.compile(r"^([1-5])xx$", re.IGNORECASE)
+_STATUS_RANGE = re.compile(r"^(\d{3})-(\d{3})$")
+
+
+@dataclass(frozen=True, slots=True)
+class StatusRange:
+    """Match HTTP status codes from ``low`` to ``high`` inclusive ("2xx" is 200–299)."""
+
+    low: int
+    high: int
+
+    def __contains__(self, code: object) -> bool:
+        return isinstance(code, int) and self.low <= code <= self.high
+
+    def __str__(self) -> str:
+        if self.low == self.high:
+            return str(self.low)
+        if self.low % 100 == 0 and self.high == self.low + 99:
+            return f"{self.low // 100}xx"
+        return f"{self.low}-{self.high}"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpConfig:
+    """Hold one HTTP check's settings, already validated by :func:`parse_http_config`."""
+
+    uri: str
+    method: str = "GET"
+    headers: Headers = ()
+    body: str = ""
+    expected_status: tuple[StatusRange, ...] = (StatusRange(200, 299),)
+    keyword: str | None = None
+    keyword_absent: bool = False
+    follow_redirects: bool = True
+    timeout: float = 10.0
+
+
+# --- config: parse, API shape, schema ------------------------------------------------------
+
+
+def parse_http_config(raw: object) -> HttpConfig:
+    """Return an HttpConfig from the HTTP check's API mapping; raise ConfigError naming each bad field."""
+    data, errors = config_fields(raw, CONFIG_KEYS)
+    uri = uri_field(data, errors)
+    method = data.get("method", "GET")
+    if not isinstance(method, str) or method.upper() not in HTTP_METHODS:
+        errors["method"] = f"Must be one of {', '.join(HTTP_METHODS)}."
+        method = "GET"
+    headers = headers_field(data.get("headers"), errors)
+    body = data.get("body", "")
+    if body is None:
+        body = ""
+    if not isinstance(body, str):
+        errors["body"] = "Must be a string."
+        body = ""
+    elif len(body.encode()) > MAX_REQUEST_BODY_BYTES:
+        errors["body"] = f"Must be at most {MAX_REQUEST_BODY_BYTES // 1024} KiB."
+    elif body and str(method).upper() != "POST":
+        errors["body"] = "Only a POST check sends a body."
+    expected = _expected_status(data.get("expectedStatus", ["2xx"]), errors)
+    keyword = data.get("keyword")
+    if keyword is not None and (not isinstance(keyword, str) or not keyword or len(keyword) > MAX_KEYWORD):
+        errors["keyword"] = f"Must be a non-empty string of at most {MAX_KEYWORD} characters, or null."
+        keyword = None
+    keyword_absent = boolean_field(data, "keywordAbsent", False, errors)
+    if keyword_absent and keyword is None and "keyword" not in errors:
+        errors["keywordAbsent"] = "Needs a keyword."
+    follow = boolean_field(data, "followRedirects", True, errors)
+    timeout = timeout_field(data.get("timeout", DEFAULT_TIMEOUT), errors)
+    if errors:
+        raise ConfigError(errors)
+    return HttpConfig(
+        uri=uri,
+        method=str(method).upper(),
+        headers=headers,
+        body=body,
+        expected_status=expected,
+        keyword=keyword,
+        keyword_absent=keyword_absent,
+        follow_redirects=follow,
+        timeout=timeout,
+    )
+
+
+def _expected_status(raw: object, errors: dict[str, str]) -> tuple[StatusRange, ...]:
+    message = 'Must be a non-empty list of codes (200), classes ("2xx") or ranges ("200-299").'
+    if not isinstance(raw, list) or not raw or len(raw) > 50:
+        errors["expectedStatus"] = message
+        return (StatusRange(200, 299),)
+    ranges: list[StatusRange] = []
+    for item in raw:
+        parsed = _status_range(item)
+        if parsed is None:
+            errors["expectedStatus"] = f"{message} Got {item!r}."
+            return (StatusRange(200, 299),)
+        ranges.append(parsed)
+    return tuple(ranges)
+
+
+def _status_range(item: object) -> StatusRange | None:
+    if isinstance(item, int) and not isinstance(item, bool):
+        return StatusRange(item, item) if 100 <= item <= 599 else None
+    if not isinstance(item, str):
+        return None
+    text = item.strip()
+    if text.isdigit():
+        return _status_range(int(text))
+    if match := _STATUS_CLASS.match(text):
+        low = int(match.group(1)) * 100
+        return StatusRange(low, low + 99)
+    if match := _STATUS_RANGE.match(text):
+        low, high = int(match.group(1)), int(match.group(2))
+        return StatusRange(low, high) if 100 <= low <= high <= 599 else None
+    return None
+
+
+def http_config_to_api(config: HttpConfig) -> dict[str, Any]:
+    """Return the API shape of ``config`` (header values included: callers mask them)."""
+    return {
+        "uri": config.uri,
+        "method": config.method,
+        "headers": dict(config.headers),
+        "body": config.body,
+        "expectedStatus": [str(item) for item in config.expected_status],
+        "keyword": config.keyword,
+        "keywordAbsent": config.keyword_absent,
+        "followRedirects": config.follow_redirects,
+        "timeout": config.timeout,
+    }
+
+
+CONFIG_SCHEMA: dict[str, Any] = {
+    "title": "HTTP check config (type 1)",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["uri"],
+    "properties": {
+        "uri": {"type": "string", "format": "uri", "description": "The URL to request."},
+        "method": {"type": "string", "enum": list(HTTP_METHODS), "default": "GET"},
+        "headers": headers_schema({"Accept": "text/html"}),
+        "body": {"type": "string", "description": "Request body; POST only."},
+        "expectedStatus": {
+            "type": "array",
+            "items": {"oneOf": [{"type": "integer", "minimum": 100, "maximum": 599}, {"type": "string"}]},
+            "minItems": 1,
+            "default": ["2xx"],
+            "description": 'Statuses that count as up: codes (200), classes ("2xx") or ranges ("200-299").',
+        },
+        "keyword": {
+            "type": ["string", "null"],
+            "description": "Text that must appear in the body (or must not, with keywordAbsent).",
+        },
+        "keywordAbsent": {"type": "boolean", "default": False},
+        "followRedirects": {"type": "boolean", "default": True},
+        "timeout": TIMEOUT_SCHEMA,
+    },
+}
+
+
+# --- the check -------------------------------------------------------------------------------
+
+
+async def check_http(config: HttpConfig, conn: Connection, *, deadline: float) -> ProbeOutcome:
+    """Return the outcome of one HTTP check; ``deadline`` is the loop time the whole check ends by."""
+    started = time.perf_counter()
+    phase = ["request"]
+    try:
+        async with asyncio.timeout_at(deadline):
+            outcome = await _run(config, conn, phase)
+    except CheckFailed as failed:
+        outcome = ProbeOutcome(
+            status=Status.DOWN, kind=failed.kind, reason=failed.reason, http_status=failed.http_status
+        )
+    except TimeoutError:
+        outcome = ProbeOutcome(
+            status=Status.DOWN,
+            kind=FailureKind.TIMEOUT,
+            reason=f"No complete answer within {config.timeout:g} s (during the {phase[0]})",
+        )
+    total_ms = (time.perf_counter() - started) * 1000
+    return replace(outcome, timings=conn.timings(total_ms))
+
+
+async def _run(config: HttpConfig, conn: Connection, phase: list[str]) -> ProbeOutcome:
+    response = await _fetch(config, conn)
+    status = response.status_code
+    if not any(status in expected for expected in config.expected_status):
+        phase[0] = "body"
+        body = await _read_some(conn, response)
+        return _down(
+            FailureKind.HTTP_STATUS,
+            _status_words(config, status, text_message(body, media_type(response))),
+            status,
+        )
+    if config.keyword is None or config.method == "HEAD":
+        phase[0] = "body"
+        warnings = await _drain(conn, response)
+        return ProbeOutcome(status=Status.UP, http_status=status, warnings=warnings)
+    phase[0] = "body"
+    body = await conn.read_body(response)
+    found = config.keyword in body.decode(_charset(response), errors="replace")
+    if found and config.keyword_absent:
+        return _down(
+            FailureKind.KEYWORD, f"Keyword {config.keyword!r} is in the response; expected it absent", status
+        )
+    if not found and not config.keyword_absent:
+        return _down(FailureKind.KEYWORD, f"Keyword {config.keyword!r} is not in the response", status)
+    return ProbeOutcome(status=Status.UP, http_status=status)
+
+
+def _charset(response: Response) -> str:
+    """Return the charset the Content-Type names when Python knows it, else UTF-8."""
+    for param in (response.headers.get("content-type") or "").split(";")[1:]:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset":
+            charset = value.strip().strip('"')
+            try:
+                return codecs.lookup(charset).name
+            except LookupError:
+                break
+    return "utf-8"
+
+
+def _down(kind: FailureKind, reason: str, status: int) -> ProbeOutcome:
+    return ProbeOutcome(status=Status.DOWN, kind=kind, reason=reason, http_status=status)
+
+
+def _status_words(config: HttpConfig, status: int, message: str) -> str:
+    expected = ", ".join(str(item) for item in config.expected_status)
+    return f"HTTP {status} (expected {expected})" + (f": {message}" if message else "")
+
+
+async def _fetch(config: HttpConfig, conn: Connection) -> Response:
+    """Return the final response, following redirects through the guard when the check asks to."""
+    url = httpx.URL(config.uri)
+    method = config.method
+    body: bytes | None = config.body.encode() if config.body else None
+    for _hop in range(MAX_REDIRECTS + 1):
+        response = await conn.send(method, url, headers=list(config.headers), content=body)
+        if not config.follow_redirects or response.status_code not in REDIRECT_STATUSES:
+            return response
+        await conn.discard(response)
+        target = redirect_target(url, response)
+        # Browsers turn 301/302 POSTs and every 303 into GETs; 307 and 308 keep the request.
+        if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
+            method, body = ("HEAD" if method == "HEAD" else "GET"), None
+        url = target
+    raise CheckFailed(
+        FailureKind.REDIRECT_REFUSED,
+        f"Redirect refused: more than {MAX_REDIRECTS} redirects (next: {shown_url(url)})",
+    )
+
+
+async def _read_some(conn: Connection, response: Response) -> bytes:
+    """Return up to 4 KiB of an error body for its message; a larger body is not worth waiting for."""
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while chunk := await response.read_chunk():
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= 4096:
+                break
+    except WireError:
+        pass
+    finally:
+        await response.aclose()
+    return b"".join(chunks)
+
+
+async def _drain(conn: Connection, response: Response) -> tuple[str, ...]:
+    """Read the body to its end (so the total time includes it) up to the cap; past it, stop and warn."""
+    size = 0
+    try:
+        while chunk := await response.read_chunk():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                return ("The body is larger than 5 MiB; reading stopped at the cap",)
+    except WireError as exc:
+        raise CheckFailed(
+            FailureKind.CONNECT, f"The connection broke while reading the body: {exc.detail}"
+        ) from None
+    finally:
+        await response.aclose()
+    return ()
+
+
+HTTP = register(
+    CheckKind(
+        number=1,
+        name="http",
+        title="HTTP check",
+        config_type=HttpConfig,
+        parse=parse_http_config,
+        to_api=http_config_to_api,
+        schema=CONFIG_SCHEMA,
+        run=check_http,
+    )
+)
