@@ -1,0 +1,83 @@
+"""The floors hold: `make lint`'s import contracts pass on the tree and fail on an upward import.
+
+Each case copies the product packages into a temporary tree, adds one forbidden import to one
+module, and runs lint-imports with the project's own contracts against the copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("probes", "monitors", "alerts", "statuspages", "uptimy")
+FLOORS = "Floors"
+PURE = "The check engine (probes) is pure"
+NO_TESTS = "Product code never imports the tests"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    # The copy comes first on the path, so the contracts see its modules, not the installed ones.
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(root / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def broken_contracts(report: str) -> list[str]:
+    """Return the name of each contract lint-imports reports as broken, as the constants above spell it."""
+    lines = [line for line in report.splitlines() if line.endswith(" BROKEN")]
+    return [name for name in (FLOORS, PURE, NO_TESTS) if any(line.startswith(name) for line in lines)]
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "__init__.py").write_text("")
+    (tmp_path / "tests" / "helpers.py").write_text("")
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def test_the_tree_keeps_every_contract(tree):
+    result = lint_imports(tree)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 broken" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "statement", "contracts"),
+    [
+        ("probes/types.py", "import django.conf", [PURE]),
+        # monitors brings Django with it: the engine breaks both its contracts.
+        ("probes/runner.py", "import monitors.models", [FLOORS, PURE]),
+        ("monitors/rules.py", "import uptimy.celery", [FLOORS]),
+        ("monitors/selectors.py", "import alerts", [FLOORS]),
+        ("alerts/__init__.py", "import statuspages", [FLOORS]),
+        ("statuspages/__init__.py", "import uptimy", [FLOORS]),
+        ("monitors/slots.py", "import tests.helpers", [NO_TESTS]),
+    ],
+)
+def test_an_upward_import_breaks_the_build(tree, module, statement, contracts):
+    path = tree / module
+    path.write_text(path.read_text() + f"\n{statement}  # noqa\n")
+
+    result = lint_imports(tree)
+
+    assert result.returncode != 0
+    assert broken_contracts(result.stdout) == contracts
