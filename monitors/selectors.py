@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from django.db.models import QuerySet
 
@@ -73,7 +73,25 @@ def results_of(
     return queryset
 
 
-def uptime_of(*, healthcheck: Healthcheck, start: datetime, end: datetime) -> dict[str, Any]:
+class UptimeFigures(TypedDict):
+    """Runs, failures and response times summed over a window, for a region or overall."""
+
+    runs: int
+    failures: int
+    degraded: int
+    uptime: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+# The functional form, since ``from`` is a keyword: keys as the API answers them.
+Uptime = TypedDict(
+    "Uptime",
+    {"from": datetime, "to": datetime, "overall": UptimeFigures, "regions": dict[str, UptimeFigures]},
+)
+
+
+def uptime_of(*, healthcheck: Healthcheck, start: datetime, end: datetime) -> Uptime:
     """Sum the hourly rollups of hours that overlap [start, end), per region and overall."""
     # Truncate in UTC: rollup hours are UTC hours, and a window given at +05:30 truncated in
     # its own zone would start half an hour late and miss the hour it starts in.
@@ -93,7 +111,7 @@ def uptime_of(*, healthcheck: Healthcheck, start: datetime, end: datetime) -> di
     }
 
 
-def _figures(rows: list[tuple[int, int, int, list[list[int]]]]) -> dict[str, Any]:
+def _figures(rows: list[tuple[int, int, int, list[list[int]]]]) -> UptimeFigures:
     runs = sum(row[0] for row in rows)
     failures = sum(row[1] for row in rows)
     histogram = latency.merge(row[3] for row in rows)

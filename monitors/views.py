@@ -30,7 +30,8 @@ def _database_ok() -> bool:
     try:
         with connection.cursor() as cursor:
             cursor.execute("SELECT 1")
-            return cursor.fetchone() == (1,)
+            row: tuple[object, ...] | None = cursor.fetchone()
+            return row == (1,)
     except Exception:
         logger.warning("healthz: database check failed", exc_info=True)
         return False

@@ -1,16 +1,20 @@
-"""Pin the deployment files: Dockerfile, docker-compose.yml and .ci/run.
+"""Pin the deployment files: Dockerfile, docker-compose.yml, .ci/run and the lock files.
 
 No Docker engine runs on the development and CI machines, so the image and the stack are
 never built here; these tests hold the parts of them that can be checked by reading, so that
-a change to regions, queues or entry points cannot quietly leave the deployment behind.
+a change to regions, queues, entry points or dependencies cannot quietly leave the deployment
+behind.
 """
 
 import os
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_IMAGE = "uptimy:local"
@@ -161,3 +165,65 @@ def test_ci_run_is_executable_and_starts_postgres_and_redis():
     ) in text
     assert "make test" in text
     assert "make run" in text
+
+
+def _ci_stage(text: str, name: str) -> str:
+    """Return the body of one .ci/run stage, from its stage_begin to its stage_end."""
+    start = text.index(f'stage_begin "{name}"')
+    return text[start : text.index("\nstage_end", start)]
+
+
+def test_ci_run_runs_the_whole_suite_on_postgresql_then_on_sqlite():
+    text = (ROOT / ".ci" / "run").read_text()
+    stages = ("make test", "pytest on SQLite", "make run + /healthz + a check")
+    starts = [text.index(f'stage_begin "{name}"') for name in stages]
+    postgres = _ci_stage(text, "make test")
+    sqlite = _ci_stage(text, "pytest on SQLite")
+    pytest_lines = [line for line in sqlite.splitlines() if ".venv/bin/pytest" in line]
+
+    assert starts == sorted(starts), "the SQLite run comes after make test and before make run"
+    assert "export DATABASE_URL=" in postgres
+    assert "export REDIS_URL=" in postgres
+    assert "export UPTIMY_REQUIRE_SERVICES=1" in postgres
+    assert re.search(r"^unset DATABASE_URL REDIS_URL UPTIMY_REQUIRE_SERVICES$", sqlite, re.M)
+    assert "export UPTIMY_REQUIRE_PEERS=1" in sqlite
+    # The whole suite: pytest with no selection of its own (no paths, -k or -m).
+    assert len(pytest_lines) == 1
+    assert re.search(r"\.venv/bin/pytest </dev/null ", pytest_lines[0])
+    # pytest's exit 5 (no test ran) must fail the stage, not pass as a green run.
+    assert "test_rc == 5" in sqlite
+
+
+def _lock_pins(name: str) -> dict[str, str]:
+    """Map each package pinned in requirements/<name> to its version, asserting it has hashes."""
+    text = (ROOT / "requirements" / name).read_text()
+    pins = dict(re.findall(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+) \\$", text, re.M))
+    hashed = re.findall(r"^[A-Za-z0-9][A-Za-z0-9._-]*==\S+ \\\n    --hash=sha256:[0-9a-f]{64}", text, re.M)
+    assert pins, f"requirements/{name} pins nothing"
+    assert len(hashed) == len(pins), f"requirements/{name} has a pin without hashes: run make lock"
+    return {canonicalize_name(package): version for package, version in pins.items()}
+
+
+@pytest.mark.parametrize(("lock", "extras"), [("run.txt", ()), ("dev.txt", ("dev",))])
+def test_lock_files_pin_what_pyproject_asks_for(lock, extras):
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [Requirement(spec) for spec in project["dependencies"]]
+    for extra in extras:
+        wanted += [Requirement(spec) for spec in project["optional-dependencies"][extra]]
+    pins = _lock_pins(lock)
+
+    stale = [
+        str(req)
+        for req in wanted
+        if canonicalize_name(req.name) not in pins
+        or not req.specifier.contains(pins[canonicalize_name(req.name)], prereleases=True)
+    ]
+    assert not stale, f"requirements/{lock} is behind pyproject.toml for {stale}: run make lock"
+
+
+def test_run_lock_is_the_dev_lock_minus_the_dev_tools():
+    run, dev = _lock_pins("run.txt"), _lock_pins("dev.txt")
+
+    # `make test` installs the dev lock and counts as having installed the run lock too.
+    assert {package: dev.get(package) for package in run} == run
+    assert not {"pytest", "mypy", "ruff", "mcp"} & set(run)

@@ -7,8 +7,11 @@ to PostgreSQL and Redis (Celery broker and cache).
 
 import contextlib
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
-import environ
+# django-environ ships no type hints (no py.typed) and no stubs package exists for it: its values
+# are Any, so the settings the code reads are annotated where they are read from the environment.
+import environ  # type: ignore[import-untyped]
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -20,19 +23,19 @@ env = environ.Env(
     UPTIMY_ALLOW_PRIVATE_TARGETS=(bool, False),
 )
 
-DEBUG = env("DEBUG")
+DEBUG: bool = env("DEBUG")
 # A development key only where DEBUG is on; production must set its own.
-SECRET_KEY = env.str("SECRET_KEY", default="dev-only-not-secret" if DEBUG else "")
+SECRET_KEY: str = env.str("SECRET_KEY", default="dev-only-not-secret" if DEBUG else "")
 if not SECRET_KEY:
     raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=1 for local use).")
-ALLOWED_HOSTS = env("ALLOWED_HOSTS")
+ALLOWED_HOSTS: list[str] = env("ALLOWED_HOSTS")
 
 # Stored secrets (header values) are encrypted with this; a comma-separated list rotates keys:
 # the first encrypts, every one decrypts.
-UPTIMY_SECRETS_KEY = env.str("UPTIMY_SECRETS_KEY", default="dev-only-secrets-key" if DEBUG else "")
+UPTIMY_SECRETS_KEY: str = env.str("UPTIMY_SECRETS_KEY", default="dev-only-secrets-key" if DEBUG else "")
 if not UPTIMY_SECRETS_KEY:
     raise ImproperlyConfigured("Set UPTIMY_SECRETS_KEY (or DEBUG=1 for local use).")
-UPTIMY_ALLOW_PRIVATE_TARGETS = env("UPTIMY_ALLOW_PRIVATE_TARGETS")
+UPTIMY_ALLOW_PRIVATE_TARGETS: bool = env("UPTIMY_ALLOW_PRIVATE_TARGETS")
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -95,7 +98,7 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL: str = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
@@ -125,8 +128,18 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("UPTIMY_VISIBILITY_TIMEOUT", default=300),
     "unacked_restore_throttle": 1,
 }
-UPTIMY_TICK_SECONDS = env.float("UPTIMY_TICK_SECONDS", default=2.0)
-CELERY_BEAT_SCHEDULE = {
+UPTIMY_TICK_SECONDS: float = env.float("UPTIMY_TICK_SECONDS", default=2.0)
+
+
+class BeatEntry(TypedDict):
+    """One entry of the beat schedule, as written here; the embedded worker reads them too."""
+
+    task: str
+    schedule: float
+    options: NotRequired[dict[str, str]]
+
+
+CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "dispatch-due": {"task": "monitors.dispatch_due", "schedule": UPTIMY_TICK_SECONDS},
     "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
     "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},

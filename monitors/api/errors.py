@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -10,7 +12,7 @@ from monitors.errors import ConfigInvalid, ServiceError
 from monitors.secrets import SecretUnreadable
 
 
-def exception_handler(exc, context):  # type: ignore[no-untyped-def]
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ConfigInvalid):
         return Response(
             {key: [message] for key, message in exc.errors.items()}, status=status.HTTP_400_BAD_REQUEST

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import Direction, extend_schema_field
 from rest_framework import serializers
 
 from monitors.models import Healthcheck, Organization, Plan, ProbeResult, Region, StatusChange, ToolChange
+from monitors.selectors import Uptime, UptimeFigures
 from probes.checks import CheckKind, UnknownCheckKind, check_kind, check_kinds, known_kinds_words
 from probes.types import Status
+
+if TYPE_CHECKING:
+    from drf_spectacular.openapi import AutoSchema
 
 MAX_TAGS = 20
 MAX_INTERVAL_SECONDS = 24 * 60 * 60
@@ -20,25 +24,29 @@ MAX_INTERVAL_SECONDS = 24 * 60 * 60
 class ConfigField(serializers.JSONField):
     """Accept a JSON object; the service validates it against the check type."""
 
-    def to_internal_value(self, data: Any) -> Any:
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
         if not isinstance(data, dict):
             raise serializers.ValidationError("Must be a JSON object.")
         return data
 
 
-class ConfigFieldSchema(OpenApiSerializerFieldExtension):
+# drf-spectacular registers extensions in an unannotated __init_subclass__, which strict mypy
+# won't let a typed module call.
+class ConfigFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]
     """Document ``config`` as any registered check type's config schema, read when the schema is built."""
 
     target_class = ConfigField
 
-    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+    def map_serializer_field(self, auto_schema: AutoSchema, direction: Direction) -> dict[str, Any]:
         return {
             "anyOf": [dict(kind.schema) for kind in check_kinds()],
             "description": "What to check; its shape depends on `type`. Header values are answered masked.",
         }
 
 
-class CheckTypeField(serializers.Field):
+# The value type is Any: a type comes in as its CheckKind but is read back from the healthcheck
+# as the stored number, two types where Field has one for both directions.
+class CheckTypeField(serializers.Field[Any, int | str, int, Healthcheck]):
     """Accept a registered check type by number or name; answer its number."""
 
     def to_internal_value(self, data: Any) -> CheckKind[Any]:
@@ -51,12 +59,12 @@ class CheckTypeField(serializers.Field):
         return int(value)
 
 
-class CheckTypeFieldSchema(OpenApiSerializerFieldExtension):
+class CheckTypeFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]  # as above
     """Document ``type`` as the registered numbers and names."""
 
     target_class = CheckTypeField
 
-    def map_serializer_field(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+    def map_serializer_field(self, auto_schema: AutoSchema, direction: Direction) -> dict[str, Any]:
         kinds = check_kinds()
         return {
             "oneOf": [
@@ -78,7 +86,7 @@ class RelatedNamesField(serializers.ListField):
         return sorted(getattr(item, self.attribute) for item in data.all())
 
 
-class HealthcheckSerializer(serializers.ModelSerializer):
+class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     type = CheckTypeField()
     type_name = serializers.SerializerMethodField()
@@ -174,12 +182,12 @@ class HealthcheckSerializer(serializers.ModelSerializer):
 
     def to_service_changes(self) -> dict[str, Any]:
         """Return the validated data under the names the services take."""
-        data = dict(self.validated_data)
+        data: dict[str, Any] = dict(self.validated_data)
         renames = {"type": "check_type", "regions": "region_slugs", "tag_rows": "tags"}
         return {renames.get(key, key): value for key, value in data.items()}
 
 
-class RegionSerializer(serializers.ModelSerializer):
+class RegionSerializer(serializers.ModelSerializer[Region]):
     allowed = serializers.SerializerMethodField(
         help_text="Whether the organization's plan allows this region."
     )
@@ -193,8 +201,8 @@ class RegionSerializer(serializers.ModelSerializer):
         return obj.slug in self.context.get("allowed_slugs", ())
 
 
-class PlanSerializer(serializers.ModelSerializer):
-    allowed_regions = serializers.SlugRelatedField(slug_field="slug", many=True, read_only=True)
+class PlanSerializer(serializers.ModelSerializer[Plan]):
+    allowed_regions = serializers.SlugRelatedField[Region](slug_field="slug", many=True, read_only=True)
 
     class Meta:
         model = Plan
@@ -208,7 +216,7 @@ class PlanSerializer(serializers.ModelSerializer):
         ]
 
 
-class OrganizationSerializer(serializers.ModelSerializer):
+class OrganizationSerializer(serializers.ModelSerializer[Organization]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     plan = PlanSerializer(read_only=True)
     healthchecks = serializers.SerializerMethodField()
@@ -221,8 +229,8 @@ class OrganizationSerializer(serializers.ModelSerializer):
         return obj.healthchecks.count()
 
 
-class ProbeResultSerializer(serializers.ModelSerializer):
-    region = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+class ProbeResultSerializer(serializers.ModelSerializer[ProbeResult]):
+    region = serializers.SlugRelatedField[Region](slug_field="slug", read_only=True)
     server = serializers.SerializerMethodField()
     timings = serializers.SerializerMethodField()
     kind = serializers.SerializerMethodField()
@@ -268,21 +276,21 @@ class ProbeResultSerializer(serializers.ModelSerializer):
         }
 
 
-class StatusChangeSerializer(serializers.ModelSerializer):
+class StatusChangeSerializer(serializers.ModelSerializer[StatusChange]):
     class Meta:
         model = StatusChange
         fields = ["at", "from_status", "to_status", "reason", "failed_regions", "missing_tools"]
 
 
-class ToolChangeSerializer(serializers.ModelSerializer):
-    region = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+class ToolChangeSerializer(serializers.ModelSerializer[ToolChange]):
+    region = serializers.SlugRelatedField[Region](slug_field="slug", read_only=True)
 
     class Meta:
         model = ToolChange
         fields = ["at", "region", "removed", "added", "new_required_inputs", "previous_digest", "digest"]
 
 
-class UptimeFiguresSerializer(serializers.Serializer):
+class UptimeFiguresSerializer(serializers.Serializer[UptimeFigures]):
     runs = serializers.IntegerField()
     failures = serializers.IntegerField()
     degraded = serializers.IntegerField()
@@ -291,7 +299,7 @@ class UptimeFiguresSerializer(serializers.Serializer):
     p95_ms = serializers.FloatField(allow_null=True)
 
 
-class UptimeSerializer(serializers.Serializer):
+class UptimeSerializer(serializers.Serializer[Uptime]):
     start = serializers.DateTimeField(source="from")
     end = serializers.DateTimeField(source="to")
     overall = UptimeFiguresSerializer()

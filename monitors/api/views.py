@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any, Protocol, TypeVar
 
-from django.db.models import QuerySet
+from django.db.models import Model, QuerySet
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -25,20 +26,26 @@ from monitors.api.serializers import (
     ToolChangeSerializer,
     UptimeSerializer,
 )
-from monitors.models import ApiKey, Healthcheck, Organization
+from monitors.models import ApiKey, Healthcheck, Organization, Region
 from monitors.worker.execution import run_now
 from monitors.worker.tasks import broker_enqueue
 
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 
+_M = TypeVar("_M", bound=Model)
+
+
+class _HasRequest(Protocol):
+    request: Request
+
 
 class OrganizationScopedMixin:
     """Scope every query to the key's organization: another tenant's object is simply not found."""
 
-    request: Request
-
+    # The request comes from the view the mixin is combined with: a self-type, not an attribute
+    # of its own, which would clash with django.views.View's HttpRequest.
     @property
-    def organization(self) -> Organization:
+    def organization(self: _HasRequest) -> Organization:
         api_key = self.request.auth
         assert isinstance(api_key, ApiKey)  # guaranteed by HasApiKeyScope
         return api_key.organization
@@ -49,7 +56,7 @@ class HealthcheckViewSet(
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
     mixins.DestroyModelMixin,
-    viewsets.GenericViewSet,
+    viewsets.GenericViewSet[Healthcheck],
 ):
     serializer_class = HealthcheckSerializer
     filterset_class = HealthcheckFilter
@@ -63,7 +70,7 @@ class HealthcheckViewSet(
         return selectors.healthchecks_of(organization=self.organization)
 
     def create(self, request: Request) -> Response:
-        serializer = self.get_serializer(data=request.data)
+        serializer = self._serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         changes = serializer.to_service_changes()
         healthcheck = services.healthcheck_create(
@@ -147,6 +154,9 @@ class HealthcheckViewSet(
     def uptime(self, request: Request, id: str | None = None) -> Response:
         """Sum up uptime and response times over a window, from the hourly rollups."""
         window = TimeWindow.from_query(request.query_params, default=timedelta(hours=24))
+        # Given a default, from_query fills in both ends.
+        assert window.start is not None
+        assert window.end is not None
         figures = selectors.uptime_of(healthcheck=self.get_object(), start=window.start, end=window.end)
         return Response(UptimeSerializer(figures).data)
 
@@ -158,13 +168,18 @@ class HealthcheckViewSet(
         results = run_now(healthcheck=healthcheck, enqueue=broker_enqueue())
         return Response(ProbeResultSerializer(results, many=True).data)
 
-    def _paginated(self, queryset, serializer_class) -> Response:  # type: ignore[no-untyped-def]
-        page = self.paginate_queryset(queryset)
+    def _paginated(
+        self, queryset: QuerySet[_M], serializer_class: type[serializers.ModelSerializer[_M]]
+    ) -> Response:
+        # What self.paginate_queryset() does, but its stub takes only the view's own model
+        # (Healthcheck), and these pages are of a healthcheck's results and changes.
+        paginator = self.paginator
+        page = None if paginator is None else paginator.paginate_queryset(queryset, self.request, view=self)
         return self.get_paginated_response(serializer_class(page, many=True).data)
 
     def _update(self, request: Request, *, partial: bool) -> Response:
         healthcheck = self.get_object()
-        serializer = self.get_serializer(healthcheck, data=request.data, partial=partial)
+        serializer = self._serializer(healthcheck, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
         healthcheck = services.healthcheck_update(
             healthcheck=healthcheck,
@@ -174,22 +189,28 @@ class HealthcheckViewSet(
         )
         return Response(self._shown(healthcheck))
 
-    def _shown(self, healthcheck: Healthcheck) -> dict:
+    def _shown(self, healthcheck: Healthcheck) -> dict[str, Any]:
         fresh = self.get_queryset().get(pk=healthcheck.pk)
-        return self.get_serializer(fresh).data
+        return self._serializer(fresh).data
+
+    def _serializer(self, *args: Any, **kwargs: Any) -> HealthcheckSerializer:
+        """Return get_serializer()'s serializer for one healthcheck, as the type it is."""
+        serializer = self.get_serializer(*args, **kwargs)
+        assert isinstance(serializer, HealthcheckSerializer)  # serializer_class, never many=True here
+        return serializer
 
 
-class RegionViewSet(OrganizationScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet):
+class RegionViewSet(OrganizationScopedMixin, mixins.ListModelMixin, viewsets.GenericViewSet[Region]):
     """List the enabled regions, saying which the organization's plan allows."""
 
     serializer_class = RegionSerializer
     pagination_class = None
 
-    def get_queryset(self):  # type: ignore[no-untyped-def]
+    def get_queryset(self) -> QuerySet[Region]:
         return selectors.regions_enabled()
 
-    def get_serializer_context(self) -> dict:
-        context = super().get_serializer_context()
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = dict(super().get_serializer_context())
         if not getattr(self, "swagger_fake_view", False) and isinstance(self.request.auth, ApiKey):
             context["allowed_slugs"] = {
                 r.slug for r in selectors.regions_allowed(organization=self.organization)
@@ -197,7 +218,7 @@ class RegionViewSet(OrganizationScopedMixin, mixins.ListModelMixin, viewsets.Gen
         return context
 
 
-class OrganizationViewSet(OrganizationScopedMixin, viewsets.GenericViewSet):
+class OrganizationViewSet(OrganizationScopedMixin, viewsets.GenericViewSet[Organization]):
     """Show the organization the API key belongs to, with its plan."""
 
     serializer_class = OrganizationSerializer

@@ -118,7 +118,7 @@ def _jsonb_rows(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) ->
     if set(rows[0]) != {field.attname for field in fields}:
         raise ValueError(f"a {model.__name__} row must give exactly its fields, not {sorted(rows[0])}")
     if any(field.attname != field.column for field in fields):
-        rows = [{field.column: row[field.attname] for field in fields} for row in rows]
+        rows = [{_column(field): row[field.attname] for field in fields} for row in rows]
     try:
         return json.dumps(
             rows,
@@ -135,12 +135,14 @@ def _insert_jsonb(
 ) -> None:
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
-    columns = ", ".join(quote(field.column) for field in model._meta.concrete_fields if not field.primary_key)
+    columns = ", ".join(
+        quote(_column(field)) for field in model._meta.concrete_fields if not field.primary_key
+    )
     if update_fields:
-        targets = ", ".join(quote(model._meta.get_field(name).column) for name in unique_fields)
+        targets = ", ".join(quote(_column_of(model, name)) for name in unique_fields)
         updates = ", ".join(
             f"{quote(column)} = EXCLUDED.{quote(column)}"
-            for column in (model._meta.get_field(name).column for name in update_fields)
+            for column in (_column_of(model, name) for name in update_fields)
         )
         conflict = f"ON CONFLICT ({targets}) DO UPDATE SET {updates}"
     else:
@@ -151,6 +153,20 @@ def _insert_jsonb(
             f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) {conflict}",
             [payload],
         )
+
+
+def _column(field: models.Field[Any, Any]) -> str:
+    # A concrete field is one with a column (Django sets Field.concrete to ``column is not None``).
+    assert field.column is not None, field.name
+    return field.column
+
+
+def _column_of(model: type[models.Model], name: str) -> str:
+    """Return the column of the model's concrete field ``name``."""
+    field = model._meta.get_field(name)
+    # get_field also finds reverse relations, which have no column of their own.
+    assert isinstance(field, models.Field), name
+    return _column(field)
 
 
 def _json_default(value: object) -> str:

@@ -10,6 +10,7 @@ machine.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import logging
@@ -95,7 +96,7 @@ class EmbeddedWorker:
             while self._due and self._due[0][0] <= now:
                 ready.append(heapq.heappop(self._due))
         for _, _, region, items in ready:
-            self.pool.submit(self._guarded, lambda r=region, i=items: self._run_batch(r, i))
+            self.pool.submit(self._guarded, functools.partial(self._run_batch, region, items))
 
     def _run_batch(self, region: str, items: list[BatchItem]) -> None:
         """Run a batch; when the database is unreachable, try the batch again later instead of losing it."""
@@ -114,7 +115,7 @@ class EmbeddedWorker:
         with self._lock:
             return self._due[0][0] if self._due else float("inf")
 
-    def _guarded(self, work) -> None:  # type: ignore[no-untyped-def]
+    def _guarded(self, work: Callable[[], object]) -> None:
         # A failing batch or tick is logged and the loop goes on: one bad row must not stop
         # every check on the machine.
         try:

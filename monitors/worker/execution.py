@@ -25,7 +25,9 @@ from probes.runner import ProbeEnv, run_batch
 logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 250
-BatchItem = list  # [healthcheck_id: int, slot: ISO str, attempt: int]
+# [healthcheck_id: int, slot: ISO str, attempt: int]: a list, not a tuple, because that is what a
+# Celery worker gets back from the JSON message, and the embedded worker passes the same values.
+BatchItem = list[int | str]
 Enqueue = Callable[[str, list[BatchItem], float], None]  # (region, items, delay seconds)
 
 
@@ -56,7 +58,7 @@ def dispatch_due(*, enqueue: Enqueue) -> int:
 
 def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) -> int:
     """Run the batch's checks concurrently, record every outcome, and enqueue the rechecks."""
-    keyed = [(int(hc_id), datetime.fromisoformat(slot), int(attempt)) for hc_id, slot, attempt in items]
+    keyed = [(int(hc_id), datetime.fromisoformat(str(slot)), int(attempt)) for hc_id, slot, attempt in items]
     configs = selectors.check_configs(healthcheck_ids=[hc_id for hc_id, _, _ in keyed])
     work = [((hc_id, slot, attempt), configs[hc_id]) for hc_id, slot, attempt in keyed if hc_id in configs]
     outcomes = asyncio.run(run_batch(work, probe_env()))

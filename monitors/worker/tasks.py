@@ -22,7 +22,13 @@ DATABASE_RETRIES = 10
 
 def enqueue_celery(region: str, items: list[BatchItem], delay: float = 0) -> None:
     """Send a batch to the region's queue, where only that region's workers consume it."""
-    run_region_batch.apply_async(args=[region, items], queue=region_queue(region), countdown=delay or None)
+    # celery-types narrows ``args`` to a tuple and ``countdown`` to a float; Celery takes a list (the
+    # message is JSON either way) and countdown=None for "no delay", which is what is sent here.
+    run_region_batch.apply_async(
+        args=[region, items],  # type: ignore[arg-type]
+        queue=region_queue(region),
+        countdown=delay or None,  # type: ignore[arg-type]
+    )
 
 
 def broker_enqueue() -> Enqueue | None:

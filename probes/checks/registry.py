@@ -115,7 +115,11 @@ def check_kind(value: object) -> CheckKind[Any]:
         kind = _BY_NUMBER.get(value)
     elif isinstance(value, str):
         text = value.strip()
-        kind = _BY_NUMBER.get(int(text)) if text.isdigit() and len(text) < 6 else _BY_NAME.get(text.lower())
+        kind = (
+            _BY_NUMBER.get(int(text))
+            if text.isascii() and text.isdigit() and len(text) < 6
+            else _BY_NAME.get(text.lower())
+        )
     if kind is None:
         raise UnknownCheckKind(f"Unknown type {value!r}; use {known_kinds_words()}.")
     return kind

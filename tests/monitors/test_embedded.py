@@ -293,7 +293,18 @@ def run_worker(until: Callable[[], bool], *, seconds: float = 20.0, tick: float 
 
 
 def due_now(healthcheck: Healthcheck) -> None:
-    Healthcheck.objects.filter(pk=healthcheck.pk).update(next_check_at=timezone.now() - timedelta(seconds=1))
+    """Make the check due now, with its next slot half an interval away.
+
+    The offset is pinned rather than left to the public id: with a random offset the next slot
+    could fall due during the test (one run in a few hundred), and a second slot's runs would
+    join the ones the test counts.
+    """
+    now = timezone.now()
+    half = healthcheck.interval_seconds // 2
+    Healthcheck.objects.filter(pk=healthcheck.pk).update(
+        next_check_at=now - timedelta(seconds=1),
+        slot_offset=int(now.timestamp() - half) % healthcheck.interval_seconds,
+    )
 
 
 @embedded

@@ -1,6 +1,8 @@
 """Create an API key for an organization and print it alone on stdout."""
 
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from monitors.errors import ServiceError
@@ -11,7 +13,7 @@ from monitors.services import api_key_create, organization_create
 class Command(BaseCommand):
     help = "Create an API key for ORG_SLUG and print it (shown once; only a hash is stored)."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("org_slug")
         parser.add_argument(
             "--create-org", action="store_true", help="Create the organization (free plan) if missing."
@@ -19,7 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--read-only", action="store_true", help="The key may read but not write.")
         parser.add_argument("--name", default="", help="A label to tell keys apart.")
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         slug = options["org_slug"]
         with transaction.atomic():
             organization = Organization.objects.filter(slug=slug).first()

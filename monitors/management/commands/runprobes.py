@@ -1,9 +1,10 @@
 """Run the scheduler and the probe worker in this process (the embedded default, no broker)."""
 
 import signal
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from monitors.worker.embedded import EmbeddedWorker
 
@@ -11,10 +12,10 @@ from monitors.worker.embedded import EmbeddedWorker
 class Command(BaseCommand):
     help = "Tick the schedule and run every region's checks in this process, until SIGINT/SIGTERM."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--tick", type=float, default=settings.UPTIMY_TICK_SECONDS)
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         worker = EmbeddedWorker(tick_seconds=options["tick"])
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, lambda *_: worker.stop.set())

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
-from honcho.manager import Manager
+from django.core.management.base import BaseCommand, CommandParser
+
+# honcho ships no type hints (no py.typed) and no stubs package exists for it.
+from honcho.manager import Manager  # type: ignore[import-untyped]
 
 from monitors.selectors import regions_enabled
 from monitors.services import demo_bootstrap
@@ -45,11 +48,11 @@ def parts(*, host: str, port: int, broker: bool, region_queues: list[str]) -> di
 class Command(BaseCommand):
     help = "Migrate, make sure the demo organization, admin and API key exist, then serve until Ctrl-C."
 
-    def add_arguments(self, parser):  # type: ignore[no-untyped-def]
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
         parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
 
-    def handle(self, *args, **options):  # type: ignore[no-untyped-def]
+    def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
         self._announce(demo_bootstrap())
         host, port = options["host"], options["port"]
