@@ -29,6 +29,7 @@ import httpx
 
 from probes import netguard, wire
 from probes.netguard import IPAddress
+from probes.redact import clip
 from probes.types import FailureKind, Timings
 from probes.wire import Response
 
@@ -97,12 +98,9 @@ _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
 
 def sanitize(text: str, limit: int = 200) -> str:
-    """Return ``text`` on one line, without control characters, cut to about ``limit`` characters."""
+    """Return ``text`` on one line, without control characters and the check's secrets, cut to ``limit``."""
     cleaned = "".join(ch if ch.isprintable() else " " for ch in text[: limit * 4])
-    cleaned = _SPACE.sub(" ", cleaned).strip()
-    if len(cleaned) > limit:
-        cleaned = cleaned[: limit - 1].rstrip() + "…"
-    return cleaned
+    return clip(_SPACE.sub(" ", cleaned).strip(), limit)
 
 
 def text_message(body: bytes, mtype: str) -> str:

@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from probes.redact import clip
+
 ALLOWED_METHODS = frozenset({"initialize", "notifications/initialized", "tools/list"})
 
 JsonObject = dict[str, Any]
@@ -81,7 +83,7 @@ def error_of(message: JsonObject) -> RpcError | None:
         return None
     error = message["error"]
     if not isinstance(error, dict):
-        return RpcError(None, str(error)[:200])
+        return RpcError(None, clip(str(error), 200))
     code = error.get("code")
     raw_message = error.get("message")
     return RpcError(

@@ -22,13 +22,12 @@ import httpx
 from probes import __version__
 from probes.checks import CheckConfig, kind_of_config
 from probes.connection import Connection, host_of
-from probes.types import FailureKind, Headers, ProbeOutcome, ServerInfo, Status
+from probes.redact import Redactor, redacting, redactor_for
+from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, ToolInfo
 
 logger = logging.getLogger(__name__)
 
 USER_AGENT = f"Uptimy/{__version__} (+https://uptimy.example; monitor; sends only initialize and tools/list)"
-REDACTED = "[redacted]"
-_MIN_SECRET = 4
 
 K = TypeVar("K")
 
@@ -59,11 +58,12 @@ async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
         user_agent=env.user_agent,
         ssl_context=env.ssl_context or default_ssl_context(),
     )
-    try:
-        outcome = await kind_of_config(config).run(config, conn, deadline=deadline)
-    finally:
-        await conn.aclose()
-    return scrub_outcome(outcome, config.headers)
+    with redacting(redactor_for(config.headers)) as redactor:
+        try:
+            outcome = await kind_of_config(config).run(config, conn, deadline=deadline)
+        finally:
+            await conn.aclose()
+    return redact_outcome(outcome, redactor)
 
 
 async def run_batch(
@@ -112,7 +112,7 @@ def crashed_outcome(config: CheckConfig, exc: BaseException) -> ProbeOutcome:
         "check of %s crashed with %s:\n%s",
         _logged_url(config.uri),
         type(exc).__name__,
-        scrub(details, config.headers),
+        redactor_for(config.headers)(details),
     )
     return ProbeOutcome(
         status=Status.DOWN,
@@ -148,36 +148,25 @@ def outcome_to_json(outcome: ProbeOutcome) -> dict[str, Any]:
     }
 
 
-def scrub(text: str, headers: Headers) -> str:
-    """Return ``text`` with every configured header value (and a scheme's token) replaced."""
-    for secret in _secrets(headers):
-        text = text.replace(secret, REDACTED)
-    return text
-
-
-def scrub_outcome(outcome: ProbeOutcome, headers: Headers) -> ProbeOutcome:
-    """Return ``outcome`` with header values removed from every text a server could have echoed them into."""
-    if not headers:
+def redact_outcome(outcome: ProbeOutcome, redactor: Redactor) -> ProbeOutcome:
+    """Return ``outcome`` with the secrets removed from every text a server could have echoed them into."""
+    if not redactor:
         return outcome
     server = outcome.server
     if server is not None:
-        server = ServerInfo(name=scrub(server.name, headers), version=scrub(server.version, headers))
+        server = ServerInfo(name=redactor(server.name), version=redactor(server.version))
     return replace(
         outcome,
-        reason=scrub(outcome.reason, headers),
-        warnings=tuple(scrub(warning, headers) for warning in outcome.warnings),
+        reason=redactor(outcome.reason),
+        warnings=tuple(redactor(warning) for warning in outcome.warnings),
         server=server,
+        signin_server=redactor(outcome.signin_server) if outcome.signin_server else outcome.signin_server,
+        tools=tuple(
+            ToolInfo(redactor(tool.name), tuple(redactor(name) for name in tool.required_inputs))
+            for tool in outcome.tools
+        ),
+        missing_tools=tuple(redactor(name) for name in outcome.missing_tools),
     )
-
-
-def _secrets(headers: Headers) -> list[str]:
-    secrets: set[str] = set()
-    for _name, value in headers:
-        for candidate in (value.strip(), *value.split()):
-            if len(candidate) >= _MIN_SECRET and candidate.lower() not in ("bearer", "basic", "token"):
-                secrets.add(candidate)
-    # Longest first, so a whole value goes before the token inside it.
-    return sorted(secrets, key=len, reverse=True)
 
 
 def _host_key(uri: str) -> str:

@@ -14,6 +14,7 @@ from probes.jsonrpc import JsonObject, RpcError
 from probes.mcp.exchange import SESSION_ID, Answer, Exchange, VersionRejected, rejects_version
 from probes.mcp.legacy import legacy_call, open_legacy
 from probes.mcp.transport import error_in_body, post_request, result_of, rpc_failure, short, status_failure
+from probes.redact import clip
 from probes.types import FailureKind, ServerInfo, Transport
 from probes.wire import Headers
 
@@ -139,7 +140,7 @@ def _accept_initialize(ex: Exchange, result: JsonObject) -> JsonObject:
     ex.protocol = str(version)
     info = result.get("serverInfo")
     if isinstance(info, dict) and isinstance(info.get("name"), str):
-        ex.server = ServerInfo(name=info["name"][:200], version=str(info.get("version", ""))[:100])
+        ex.server = ServerInfo(name=clip(info["name"], 200), version=clip(str(info.get("version", "")), 100))
     else:
         ex.warnings.append("The initialize result has no serverInfo")
     capabilities = result.get("capabilities")

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -68,3 +70,64 @@ def test_no_log_line_of_a_normal_check_holds_a_header_value(server, caplog):
         outcome = run(mcp(headers=HEADERS))
     assert SECRET not in caplog.text
     assert leaks(outcome) == []
+
+
+def key_forms(request: httpx.Request) -> dict[str, str]:
+    """Return what a server could echo of the key it was sent, by the name of the form."""
+    key = request.headers.get("authorization", "").removeprefix("Bearer ")
+    return {
+        "upper-cased": key.upper(),
+        "base64": base64.b64encode(key.encode()).decode(),
+        "base64 without padding": base64.urlsafe_b64encode(key.encode()).decode().rstrip("="),
+        "URL-encoded": quote(f"{key}/?", safe=""),
+        "straddling the cut": "x" * 190 + key,
+        "straddling a short cut": "y" * 70 + key,
+    }
+
+
+@pytest.mark.parametrize(
+    "form",
+    [
+        "upper-cased",
+        "base64",
+        "base64 without padding",
+        "URL-encoded",
+        "straddling the cut",
+        "straddling a short cut",
+    ],
+)
+def test_no_form_of_the_key_and_no_part_of_it_survives_in_the_reason(mock, form):
+    mock.post(URL).mock(side_effect=lambda r: httpx.Response(500, text=key_forms(r)[form]))
+    mock.get(URL).respond(405)
+
+    outcome = run(mcp(headers=HEADERS))
+
+    assert outcome.reason
+    assert leaked_parts(outcome.reason) == []
+
+
+def leaked_parts(text: str) -> list[str]:
+    """Return every 6-character run of the key (in any case or encoding) that shows in ``text``."""
+    forms = [SECRET, base64.b64encode(SECRET.encode()).decode(), quote(SECRET, safe="")]
+    runs = {form[i : i + 6].lower() for form in forms for i in range(len(form) - 5)}
+    return sorted(part for part in runs if part in text.lower())
+
+
+def test_tool_names_echoing_the_key_are_redacted(mock):
+    fake = FakeMcp(tools=[{"name": f"search_{SECRET}", "inputSchema": {"type": "object"}}])
+    mock.route(url=URL).mock(side_effect=fake)
+
+    outcome = run(mcp(headers=HEADERS))
+
+    assert outcome.tool_names == ("search_[redacted]",)
+    assert leaks(outcome) == []
+
+
+def test_the_password_of_basic_credentials_is_redacted_when_echoed_decoded(mock):
+    token = base64.b64encode(b"monitor:hunter2-password").decode()
+    mock.post(URL).mock(side_effect=lambda r: httpx.Response(401, text="wrong password hunter2-password"))
+    mock.get(URL).respond(405)
+
+    outcome = run(mcp(headers=(("Authorization", f"Basic {token}"),)))
+
+    assert "hunter2-password" not in outcome.reason
