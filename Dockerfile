@@ -32,15 +32,13 @@ ENV PATH=/opt/venv/bin:$PATH
 
 WORKDIR /src
 
-# Dependencies get their own layer, keyed on pyproject.toml alone, so an edit to the code does
-# not reinstall them. Only the runtime dependencies: the dev extra (pytest, ruff, the MCP SDK
-# peers) has no business in a production image.
-COPY pyproject.toml ./
+# Dependencies get their own layer, keyed on the run lock alone, so an edit to the code does
+# not reinstall them. The same pinned, hash-checked set `make run` installs; only the runtime
+# lock: the dev tools (pytest, ruff, the MCP SDK peers) have no business in a production image.
+COPY requirements/run.txt /tmp/requirements.txt
 # hadolint ignore=DL3042
 RUN --mount=type=cache,target=/root/.cache/pip \
-    python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt
+    pip install --require-hashes -r /tmp/requirements.txt
 
 # ---------------------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS runtime

@@ -227,3 +227,10 @@ def test_run_lock_is_the_dev_lock_minus_the_dev_tools():
     # `make test` installs the dev lock and counts as having installed the run lock too.
     assert {package: dev.get(package) for package in run} == run
     assert not {"pytest", "mypy", "ruff", "mcp"} & set(run)
+
+
+def test_the_image_installs_the_run_lock_with_hashes(dockerfile):
+    installs = [line for line in dockerfile if "pip install" in line]
+
+    assert any("requirements/run.txt" in line for line in dockerfile if line.startswith("COPY"))
+    assert installs and all("--require-hashes" in line for line in installs)
