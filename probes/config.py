@@ -8,10 +8,13 @@ parser from these field readers; errors name the field (``uri``, ``headers.X-Key
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
+
+import httpx
 
 from probes.types import Headers
 
@@ -23,6 +26,29 @@ DEFAULT_TIMEOUT = 10
 
 # RFC 9110 §5.6.2: a field name is a token.
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
+# Headers the engine's HTTP layer owns: hop-by-hop ones (RFC 9110 §7.6.1) and those that frame
+# the message or name its target. A customer's copy would contradict the engine's own (a
+# Transfer-Encoding next to its Content-Length) or a proxy's, so none can be configured.
+FORBIDDEN_HEADERS = frozenset(
+    {
+        "connection",
+        "content-length",
+        "expect",
+        "host",
+        "keep-alive",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    }
+)
+# A label of a host name as DNS knows it; international names are checked by IDNA (httpx).
+_ASCII_LABEL = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?$")
+# WHATWG URL parsing reads a host whose last label is a number (decimal, 0x-hex or octal) as
+# an IPv4 address ("0177.1" is 127.0.0.1 to a browser); only the canonical dotted quad is
+# unambiguous, so every other numeric form is refused.
+_NUMERIC_LABEL = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
 
 
 class ConfigError(ValueError):
@@ -40,8 +66,8 @@ def validate_uri(value: object) -> str:
     value = value.strip()
     if len(value) > MAX_URI:
         raise ValueError(f"Must be at most {MAX_URI} characters.")
-    if any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
-        raise ValueError("Must not contain spaces or control characters.")
+    if any(ch.isspace() for ch in value) or text_problem(value):
+        raise ValueError("Must not contain spaces, control characters or invalid Unicode.")
     try:
         parts = urlsplit(value)
         port = parts.port
@@ -53,9 +79,66 @@ def validate_uri(value: object) -> str:
         raise ValueError("Must not contain a user name or password; send credentials in headers.")
     if port == 0:
         raise ValueError("Port 0 is not a valid port.")
+    if port is not None and not parts.netloc.rpartition(":")[2].isascii():
+        raise ValueError("Write the port in ASCII digits.")
     if parts.fragment:
         raise ValueError("Must not contain a #fragment.")
+    _check_host(parts.hostname, bracketed=parts.netloc.startswith("[") or "@[" in parts.netloc)
+    try:
+        httpx.URL(value)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"Not a valid URL ({exc}).") from None
     return value
+
+
+def _check_host(host: str, *, bracketed: bool) -> None:
+    """Raise ValueError unless ``host`` is a canonical IP literal or a host name DNS can hold."""
+    if bracketed:
+        try:
+            ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError("The address in brackets is not an IPv6 address.") from None
+        if "%" in host:
+            raise ValueError("An IPv6 zone (%…) names an interface of one machine; use a routable address.")
+        return
+    labels = host.rstrip(".").split(".") if host != "." else [""]
+    if _NUMERIC_LABEL.match(labels[-1]):
+        try:
+            canonical = str(ipaddress.IPv4Address(host))
+        except ValueError:
+            canonical = ""
+        if canonical != host:
+            raise ValueError(
+                "Write an IPv4 address as four decimal numbers without leading zeros, e.g. 192.0.2.1."
+            )
+        return
+    if len(host) > 253 or any(not label for label in labels):
+        raise ValueError("Not a valid host name (an empty label, or longer than 253 characters).")
+    if any(ch.isdigit() and not ch.isascii() for ch in host):
+        raise ValueError("Write the host name's digits in ASCII.")
+    for label in labels:
+        if label.isascii() and not _ASCII_LABEL.match(label):
+            raise ValueError(
+                f"Not a valid host name: the label {label[:63]!r} has characters DNS names can't hold."
+            )
+
+
+def text_problem(value: str, *, multiline: bool = False) -> str | None:
+    """Return why ``value`` can't be stored or sent (a control character, a lone surrogate), or None.
+
+    ``multiline`` text (a request body) may hold tabs and line breaks; nothing may hold NUL.
+    """
+    for ch in value:
+        code = ord(ch)
+        if (code < 0x20 or 0x7F <= code < 0xA0) and not (multiline and ch in "\t\n\r"):
+            return (
+                "Must not contain NUL or other control characters."
+                if multiline
+                else "Must not contain control characters (NUL, line breaks, tabs)."
+            )
+        if 0xD800 <= code <= 0xDFFF:
+            return "Must be valid Unicode (it contains a lone surrogate)."
+    return None
 
 
 def config_fields(raw: object, allowed: frozenset[str]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -100,6 +183,11 @@ def headers_field(raw: object, errors: dict[str, str]) -> Headers:
                 "A header name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)."
             )
             continue
+        if name.lower() in FORBIDDEN_HEADERS:
+            errors[f"headers.{name}"] = (
+                "Uptimy sets this header itself (it frames the request or is hop-by-hop); it can't be configured."
+            )
+            continue
         if name.lower() in seen:
             errors[f"headers.{name}"] = "Repeats a header name (names are case-insensitive)."
             continue
@@ -107,9 +195,14 @@ def headers_field(raw: object, errors: dict[str, str]) -> Headers:
         if not isinstance(value, str):
             errors[f"headers.{name}"] = "A header value must be a string."
             continue
-        if any(ch in value for ch in "\r\n\0"):
-            # Never echo the value: it is a secret.
-            errors[f"headers.{name}"] = "A header value must not contain CR, LF or NUL."
+        # Never echo the value in a message: it is a secret.
+        if not all(0x20 <= ord(ch) <= 0x7E for ch in value):
+            errors[f"headers.{name}"] = (
+                "A header value must be printable ASCII: no control characters, line breaks or other text."
+            )
+            continue
+        if value != value.strip():
+            errors[f"headers.{name}"] = "A header value must not start or end with spaces."
             continue
         total += len(name.encode()) + len(value.encode())
         out.append((name, value))

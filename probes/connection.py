@@ -27,7 +27,7 @@ import time
 
 import httpx
 
-from probes import netguard, wire
+from probes import netguard, resolver, wire
 from probes.netguard import IPAddress
 from probes.redact import clip
 from probes.types import FailureKind, Timings
@@ -57,16 +57,17 @@ class CheckFailed(Exception):
         self.http_status = http_status
 
 
-async def resolve_name(host: str, port: int) -> list[IPAddress]:
+async def resolve_name(host: str, port: int, nameservers: resolver.Nameservers = ()) -> list[IPAddress]:
     """Return the addresses ``host`` resolves to, in the resolver's preference order.
 
-    Tests replace this module attribute to give names fixed answers without DNS.
+    Resolved by c-ares (``probes.resolver``), never by the event loop's thread pool, which a
+    few names whose DNS never answers would exhaust for every other check of the process.
+    ``nameservers`` replaces the system's DNS servers (empty: resolv.conf's). Tests replace
+    this module attribute to give names fixed answers without DNS.
     """
-    loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     addresses: list[IPAddress] = []
-    for _family, _type, _proto, _canon, sockaddr in infos:
-        address = netguard.parse_ip(str(sockaddr[0]))
+    for text in await resolver.resolve(host, port, nameservers):
+        address = netguard.parse_ip(text)
         if address is not None and address not in addresses:
             addresses.append(address)
     return addresses
@@ -130,8 +131,20 @@ class Connection:
     whose answers all end cleanly runs on a single connection.
     """
 
-    def __init__(self, *, allow_private: bool, user_agent: str, ssl_context: ssl.SSLContext) -> None:
+    def __init__(
+        self,
+        *,
+        allow_private: bool,
+        user_agent: str,
+        ssl_context: ssl.SSLContext,
+        nameservers: resolver.Nameservers = (),
+        deadline: float | None = None,
+    ) -> None:
         self.allow_private = allow_private
+        self.deadline = deadline
+        self._nameservers = nameservers
+        # The host whose lookup is under way: a check that runs out of time then says so.
+        self._resolving: str | None = None
         self._ssl_context = ssl_context
         self._base_headers = [(b"User-Agent", user_agent.encode()), (b"Accept-Encoding", b"identity")]
         self._pins: dict[str, list[IPAddress]] = {}
@@ -141,6 +154,23 @@ class Connection:
         self._tls_ms: float | None = None
         self._ttfb_ms: float | None = None
         self._sent_first = False
+
+    def check_deadline(self) -> None:
+        """Raise TimeoutError when the check's deadline has passed.
+
+        Call it after CPU-bound work such as parsing an answer: reading an answer that is
+        already buffered never yields to the event loop, so ``asyncio.timeout_at`` alone
+        notices a deadline only at the next real wait, and a check that parses its way past
+        it and then returns would end ``up`` late instead of ``timeout``.
+        """
+        if self.deadline is not None and asyncio.get_running_loop().time() >= self.deadline:
+            raise TimeoutError
+
+    def dns_timeout_words(self, timeout: float) -> str | None:
+        """Return the sentence for a check whose deadline passed during a DNS lookup, else None."""
+        if self._resolving is None:
+            return None
+        return f"DNS lookup of {self._resolving} got no answer within {timeout:g} s"
 
     async def aclose(self) -> None:
         for conn in self._conns:
@@ -241,16 +271,21 @@ class Connection:
         if literal is not None:
             addresses = [literal]
         else:
+            # Left set when the deadline cancels the lookup, so the timeout names it.
+            self._resolving = host
             try:
-                addresses = await resolve_name(host, _port(url))
+                addresses = await resolve_name(host, _port(url), self._nameservers)
             except socket.gaierror as exc:
+                self._resolving = None
                 raise CheckFailed(
                     FailureKind.DNS, f"DNS lookup of {host} failed: {exc.strerror or exc}"
                 ) from None
             except UnicodeError:
+                self._resolving = None
                 raise CheckFailed(
                     FailureKind.DNS, f"DNS lookup of {host} failed: not a valid host name"
                 ) from None
+            self._resolving = None
             if self._dns_ms is None:
                 self._dns_ms = (time.perf_counter() - started) * 1000
         if not addresses:

@@ -8,6 +8,7 @@ a monitor that calls tools would act on the customer's systems every minute.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -16,12 +17,64 @@ from probes.redact import clip
 
 ALLOWED_METHODS = frozenset({"initialize", "notifications/initialized", "tools/list"})
 
+# The deepest nesting of arrays and objects a check parses. MCP answers and OAuth metadata
+# nest a dozen levels at most (a tool's inputSchema is the deepest part); 64 leaves room for
+# rich schemas while staying far below the ~1000 levels where Python's parser (and any code
+# walking the result) hits the recursion limit and raises RecursionError.
+MAX_JSON_DEPTH = 64
+# Brackets outside strings, as +1 and -1 (signed bytes), everything else dropped.
+_BRACKET_SIGNS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKETS = bytes(byte for byte in range(256) if byte not in b"[]{}")
+
 JsonObject = dict[str, Any]
 RequestId = int | str
 
 
 class ForbiddenMessage(Exception):
     """Refuse a message outside the allowlist: trying to send one is always a bug."""
+
+
+class JsonTooDeep(Exception):
+    """Refuse JSON nested deeper than MAX_JSON_DEPTH; the message completes "The answer to X …".
+
+    Not a ValueError on purpose: code that reads "not valid JSON" from a ValueError must not
+    swallow this one and carry on with a body it never read.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"nests arrays and objects more than {MAX_JSON_DEPTH} levels deep, past the limit a check reads"
+        )
+
+
+def read_json(data: bytes | str) -> Any:
+    """Return the value of a JSON text a server sent: every body the engine parses comes here.
+
+    Raises ValueError when it is not JSON and :class:`JsonTooDeep` when it nests deeper than
+    MAX_JSON_DEPTH, found by a scan that neither recurses nor builds anything, so hostile
+    nesting (200,000 levels) never reaches the parser's recursion.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    # Fewer openers than the limit cannot nest past it: small answers skip the scan.
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH:
+        encoding = json.detect_encoding(raw)
+        if encoding not in ("utf-8", "utf-8-sig"):
+            # UTF-16 or UTF-32 (as json.loads accepts): scan the text in UTF-8, where a
+            # bracket or a quote is one byte and no other character contains that byte.
+            raw = raw.decode(encoding, "surrogatepass").encode("utf-8", "surrogatepass")
+        if _nesting(raw) > MAX_JSON_DEPTH:
+            raise JsonTooDeep
+    return json.loads(data)
+
+
+def _nesting(raw: bytes) -> int:
+    """Return how deep the arrays and objects of a UTF-8 JSON text nest (brackets in strings not counted)."""
+    # Drop escape pairs first (left to right, as JSON pairs them), so the quotes left are the
+    # ones that open and close strings; every other piece of the split is outside a string.
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(unescaped.split(b'"')[::2])
+    signs = outside.translate(_BRACKET_SIGNS, _NOT_BRACKETS)
+    return max(itertools.accumulate(memoryview(signs).cast("b")), default=0)
 
 
 def encode_outgoing(message: JsonObject) -> bytes:

@@ -11,11 +11,11 @@ connection layer, so the address guard sees each one.
 from __future__ import annotations
 
 import contextlib
-import json
 from dataclasses import dataclass, field
 
 import httpx
 
+from probes import jsonrpc
 from probes.connection import (
     REDIRECT_STATUSES,
     CheckFailed,
@@ -380,9 +380,13 @@ async def _json_document(conn: Connection, response: Response) -> tuple[dict[str
     except CheckFailed as failed:
         return None, failed.reason
     try:
-        document = json.loads(body)
+        document = jsonrpc.read_json(body)
     except ValueError:
         return None, "not JSON"
+    except jsonrpc.JsonTooDeep as deep:
+        # Not "not here, try the next URL": a server that sends this is broken or hostile.
+        raise CheckFailed(FailureKind.PROTOCOL, f"The sign-in metadata from {response.host} {deep}") from None
+    conn.check_deadline()
     if not isinstance(document, dict):
         return None, "not a JSON object"
     return document, ""

@@ -42,11 +42,13 @@ def default_ssl_context() -> ssl.SSLContext:
 
 @dataclass(frozen=True)
 class ProbeEnv:
-    """Hold what the caller decides for every check: the address guard, the User-Agent, TLS trust."""
+    """Hold what the caller decides for every check: the address guard, the User-Agent, TLS trust,
+    and the DNS servers (empty: the system's, from resolv.conf; "ip" or "ip:port" each)."""
 
     allow_private: bool = False
     user_agent: str = USER_AGENT
     ssl_context: ssl.SSLContext | None = None
+    nameservers: tuple[str, ...] = ()
 
 
 async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
@@ -57,6 +59,8 @@ async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
         allow_private=env.allow_private,
         user_agent=env.user_agent,
         ssl_context=env.ssl_context or default_ssl_context(),
+        nameservers=env.nameservers,
+        deadline=deadline,
     )
     with redacting(redactor_for(config.headers)) as redactor:
         try:

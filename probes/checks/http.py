@@ -27,6 +27,7 @@ from probes.config import (
     config_fields,
     headers_field,
     headers_schema,
+    text_problem,
     timeout_field,
     uri_field,
 )
@@ -37,6 +38,7 @@ from probes.connection import (
     Connection,
     media_type,
     redirect_target,
+    same_origin,
     shown_url,
     text_message,
 )
@@ -115,6 +117,9 @@ def parse_http_config(raw: object) -> HttpConfig:
     if not isinstance(body, str):
         errors["body"] = "Must be a string."
         body = ""
+    elif problem := text_problem(body, multiline=True):
+        errors["body"] = problem
+        body = ""
     elif len(body.encode()) > MAX_REQUEST_BODY_BYTES:
         errors["body"] = f"Must be at most {MAX_REQUEST_BODY_BYTES // 1024} KiB."
     elif body and str(method).upper() != "POST":
@@ -123,6 +128,9 @@ def parse_http_config(raw: object) -> HttpConfig:
     keyword = data.get("keyword")
     if keyword is not None and (not isinstance(keyword, str) or not keyword or len(keyword) > MAX_KEYWORD):
         errors["keyword"] = f"Must be a non-empty string of at most {MAX_KEYWORD} characters, or null."
+        keyword = None
+    elif keyword is not None and (problem := text_problem(keyword, multiline=True)):
+        errors["keyword"] = problem
         keyword = None
     keyword_absent = boolean_field(data, "keywordAbsent", False, errors)
     if keyword_absent and keyword is None and "keyword" not in errors:
@@ -234,17 +242,24 @@ async def check_http(config: HttpConfig, conn: Connection, *, deadline: float) -
             status=Status.DOWN, kind=failed.kind, reason=failed.reason, http_status=failed.http_status
         )
     except TimeoutError:
+        reason = conn.dns_timeout_words(config.timeout)
         outcome = ProbeOutcome(
             status=Status.DOWN,
             kind=FailureKind.TIMEOUT,
-            reason=f"No complete answer within {config.timeout:g} s (during the {phase[0]})",
+            reason=reason or f"No complete answer within {config.timeout:g} s (during the {phase[0]})",
         )
     total_ms = (time.perf_counter() - started) * 1000
     return replace(outcome, timings=conn.timings(total_ms))
 
 
 async def _run(config: HttpConfig, conn: Connection, phase: list[str]) -> ProbeOutcome:
-    response = await _fetch(config, conn)
+    response, notes = await _fetch(config, conn)
+    outcome = await _judge(config, conn, phase, response)
+    return replace(outcome, warnings=notes + outcome.warnings) if notes else outcome
+
+
+async def _judge(config: HttpConfig, conn: Connection, phase: list[str], response: Response) -> ProbeOutcome:
+    """Return the outcome the final response earns: its status, then the keyword rule."""
     status = response.status_code
     if not any(status in expected for expected in config.expected_status):
         phase[0] = "body"
@@ -292,17 +307,28 @@ def _status_words(config: HttpConfig, status: int, message: str) -> str:
     return f"HTTP {status} (expected {expected})" + (f": {message}" if message else "")
 
 
-async def _fetch(config: HttpConfig, conn: Connection) -> Response:
-    """Return the final response, following redirects through the guard when the check asks to."""
-    url = httpx.URL(config.uri)
+async def _fetch(config: HttpConfig, conn: Connection) -> tuple[Response, tuple[str, ...]]:
+    """Return the final response and notes on the way, following redirects through the guard when asked.
+
+    The check's headers go only to the origin (scheme, host, port) they were configured for: a
+    redirect elsewhere is followed without them, and the outcome says so.
+    """
+    origin = url = httpx.URL(config.uri)
     method = config.method
     body: bytes | None = config.body.encode() if config.body else None
+    notes: tuple[str, ...] = ()
     for _hop in range(MAX_REDIRECTS + 1):
-        response = await conn.send(method, url, headers=list(config.headers), content=body)
+        headers = list(config.headers) if same_origin(url, origin) else []
+        response = await conn.send(method, url, headers=headers, content=body)
         if not config.follow_redirects or response.status_code not in REDIRECT_STATUSES:
-            return response
+            return response, notes
         await conn.discard(response)
         target = redirect_target(url, response)
+        if config.headers and not notes and not same_origin(target, origin):
+            notes = (
+                f"Redirected to another origin ({shown_url(target.copy_with(path='/', query=None))}); "
+                "followed without this check's headers, which only go to the configured origin",
+            )
         # Browsers turn 301/302 POSTs and every 303 into GETs; 307 and 308 keep the request.
         if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
             method, body = ("HEAD" if method == "HEAD" else "GET"), None

@@ -18,6 +18,7 @@ from probes.config import (
     config_fields,
     headers_field,
     headers_schema,
+    text_problem,
     timeout_field,
     uri_field,
 )
@@ -70,6 +71,9 @@ def _required_tools(raw: object, errors: dict[str, str]) -> tuple[str, ...]:
         return ()
     if not all(isinstance(name, str) and name.strip() for name in raw):
         errors["requiredTools"] = "Each tool name must be a non-empty string."
+        return ()
+    if any(text_problem(name) for name in raw):
+        errors["requiredTools"] = "Tool names must not contain control characters or invalid Unicode."
         return ()
     if any(len(name) > MAX_TOOL_NAME for name in raw):
         errors["requiredTools"] = f"Each tool name must be at most {MAX_TOOL_NAME} characters."

@@ -101,6 +101,9 @@ class Exchange:
     pings_answered: int = 0
     # The session id on an initialize answer not yet read: a ping inside that stream needs it.
     pending_session: str | None = None
+    # Bytes of JSON read from the server's answers so far (events included): the tools/list
+    # byte cap across pages is measured on it.
+    answer_bytes: int = 0
     warnings: list[str] = field(default_factory=list)
 
     def take_id(self) -> int:

@@ -83,7 +83,7 @@ async def _initialize_once(ex: Exchange, version: str) -> JsonObject:
 
 async def _initialize_rejected(ex: Exchange, answer: Answer, params: JsonObject) -> JsonObject:
     """Handle 400/404/405 on initialize: a 2026-only server, a version refusal, or maybe legacy SSE."""
-    error = error_in_body(answer.body)
+    error = error_in_body(answer.body, "initialize")
     if error is not None and error.code == METHOD_NOT_FOUND:
         # A JSON-RPC answer from this very URL: no legacy SSE server to look for.
         raise _no_initialize(error, answer.status)

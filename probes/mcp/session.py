@@ -43,8 +43,11 @@ async def check_mcp(config: McpConfig, conn: Connection, *, deadline: float) -> 
     except CheckFailed as failed:
         outcome = _down(ex, failed.kind, failed.reason, failed.http_status)
     except TimeoutError:
+        reason = conn.dns_timeout_words(config.timeout)
         outcome = _down(
-            ex, FailureKind.TIMEOUT, f"No complete answer within {config.timeout:g} s (during {ex.phase})"
+            ex,
+            FailureKind.TIMEOUT,
+            reason or f"No complete answer within {config.timeout:g} s (during {ex.phase})",
         )
     total_ms = (time.perf_counter() - started) * 1000
     await end_session(ex, deadline)

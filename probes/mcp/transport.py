@@ -10,7 +10,6 @@ it do.
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any, NoReturn
 
 import httpx
@@ -22,6 +21,7 @@ from probes.connection import (
     host_of,
     media_type,
     redirect_target,
+    same_origin,
     sanitize,
     shown_url,
     text_message,
@@ -94,18 +94,29 @@ async def post(ex: Exchange, url: httpx.URL, body: bytes, *, initialize: bool) -
                 ex.url = url
             return response
         await ex.conn.discard(response)
-        url = _mcp_redirect(url, response)
+        url = _mcp_redirect(url, response, with_headers=bool(customer_headers(ex)))
     raise CheckFailed(FailureKind.REDIRECT_REFUSED, f"Redirect refused: more than {MAX_REDIRECTS} redirects")
 
 
-def _mcp_redirect(url: httpx.URL, response: Response) -> httpx.URL:
-    """Return a redirect's target if an MCP client may follow it: same host, 307 or 308 only."""
+def _mcp_redirect(url: httpx.URL, response: Response, *, with_headers: bool) -> httpx.URL:
+    """Return a redirect's target if an MCP client may follow it: same host, 307 or 308 only.
+
+    A check with headers follows only within its origin (scheme, host, port): its key must
+    never reach a port or scheme the customer did not name, and an MCP exchange can't go on
+    without it, so the redirect is refused rather than followed bare.
+    """
     status = response.status_code
     target = redirect_target(url, response)
     shown = shown_url(target)
     if host_of(target) != host_of(url):
         raise CheckFailed(
             FailureKind.REDIRECT_REFUSED, f"Redirect to another host refused: {shown}", http_status=status
+        )
+    if with_headers and not same_origin(target, url):
+        raise CheckFailed(
+            FailureKind.REDIRECT_REFUSED,
+            f"Redirect to another origin refused: {shown} (this check's headers go only to the origin configured)",
+            http_status=status,
         )
     if status not in (307, 308):
         raise CheckFailed(
@@ -142,7 +153,7 @@ async def _read_response(ex: Exchange, response: Response, request_id: int, meth
         return await response_from_stream(ex, EventReader(response), request_id, method)
     if mtype == "application/json" or mtype.endswith("+json"):
         body = await ex.conn.read_body(response)
-        return _response_from_json(body, request_id, method)
+        return _response_from_json(ex, body, request_id, method)
     if response.status_code in (202, 204) or (not mtype and response.headers.get("content-length") == "0"):
         raise CheckFailed(
             FailureKind.PROTOCOL,
@@ -157,11 +168,29 @@ async def _read_response(ex: Exchange, response: Response, request_id: int, meth
     )
 
 
-def _response_from_json(body: bytes, request_id: int, method: str) -> JsonObject:
+def read_answer(ex: Exchange, data: bytes | str, what: str) -> Any:
+    """Return the JSON value of one answer (``what`` names it in a sentence: "The answer to X").
+
+    Count its bytes for the caps that span answers (``Exchange.answer_bytes``), refuse
+    nesting past ``jsonrpc.MAX_JSON_DEPTH`` as a protocol failure, and check the deadline
+    afterwards: parsing an answer that is already buffered never yields to the event loop.
+    Raises ValueError when it is not JSON.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    ex.answer_bytes += len(raw)
+    try:
+        value = jsonrpc.read_json(raw)
+    except jsonrpc.JsonTooDeep as deep:
+        raise CheckFailed(FailureKind.PROTOCOL, f"{what} {deep}") from None
+    ex.conn.check_deadline()
+    return value
+
+
+def _response_from_json(ex: Exchange, body: bytes, request_id: int, method: str) -> JsonObject:
     if not body.strip():
         raise CheckFailed(FailureKind.PROTOCOL, f"The answer to {method} is empty")
     try:
-        payload = json.loads(body)
+        payload = read_answer(ex, body, f"The answer to {method}")
     except ValueError:
         raise CheckFailed(FailureKind.PROTOCOL, f"The answer to {method} is not valid JSON") from None
     messages = jsonrpc.messages_in(payload)
@@ -192,7 +221,7 @@ async def response_from_stream(ex: Exchange, events: EventReader, request_id: in
         while (event := await events.next()) is not None:
             if event.event != "message" or not event.data.strip():
                 continue  # priming events, keep-alives and foreign event types
-            for message in _messages_in_event(event, method):
+            for message in _messages_in_event(ex, event, method):
                 if jsonrpc.is_response(message) and jsonrpc.same_id(request_id, message.get("id")):
                     if isinstance(message.get("id"), str):
                         ex.warnings.append(f"The server echoed the {method} id as a string")
@@ -207,9 +236,9 @@ async def response_from_stream(ex: Exchange, events: EventReader, request_id: in
     raise CheckFailed(FailureKind.PROTOCOL, f"The event stream ended without the answer to {method}")
 
 
-def _messages_in_event(event: SseEvent, method: str) -> list[JsonObject]:
+def _messages_in_event(ex: Exchange, event: SseEvent, method: str) -> list[JsonObject]:
     try:
-        payload = json.loads(event.data)
+        payload = read_answer(ex, event.data, f"An event in the stream for {method}")
     except ValueError:
         raise CheckFailed(
             FailureKind.PROTOCOL, f"The event stream for {method} carried an event that is not JSON"
@@ -243,11 +272,14 @@ def result_of(message: JsonObject, method: str) -> JsonObject:
     return result
 
 
-def error_in_body(body: bytes) -> RpcError | None:
+def error_in_body(body: bytes, method: str) -> RpcError | None:
+    """Return the JSON-RPC error an error answer to ``method`` carries, or None (not JSON-RPC)."""
     try:
-        payload = json.loads(body)
+        payload = jsonrpc.read_json(body)
     except ValueError:
         return None
+    except jsonrpc.JsonTooDeep as deep:
+        raise CheckFailed(FailureKind.PROTOCOL, f"The error answer to {method} {deep}") from None
     for message in jsonrpc.messages_in(payload):
         error = jsonrpc.error_of(message)
         if error is not None:
@@ -256,7 +288,7 @@ def error_in_body(body: bytes) -> RpcError | None:
 
 
 def status_failure(answer: Answer, method: str) -> CheckFailed:
-    error = error_in_body(answer.body) if answer.body else None
+    error = error_in_body(answer.body, method) if answer.body else None
     if error is not None:
         detail = (
             f"{short(error.message, 200)} ({error.code})"

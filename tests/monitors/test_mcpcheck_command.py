@@ -44,6 +44,12 @@ def run(*args: str) -> str:
         (["https://example.com/mcp", "--required-tool", " "], "--required-tool"),
         (["https://example.com/mcp", "--header", "Bad Name: x"], "--header Bad Name"),
         (["https://example.com/mcp", "--header", "X-Key: a", "--header", "x-key: b"], "--header: x-key"),
+        (["https://example.com/mcp", "--header", "Transfer-Encoding: chunked"], "--header Transfer-Encoding"),
+        (["https://example.com/mcp", "--header", f"X-Key: {SECRET}\u00e9"], "--header X-Key"),
+        (["https://example.com/mcp", "--header", f"X-Key: {SECRET}\x00"], "--header X-Key"),
+        (["http://0177.0.0.1/mcp"], "URL"),
+        (["http://exa\u00admple.com/mcp"], "URL"),
+        (["https://example.com/mcp", "--required-tool", "a\ud800"], "--required-tool"),
     ],
 )
 def test_config_errors_exit_2_and_name_the_option(args, names):
@@ -52,6 +58,22 @@ def test_config_errors_exit_2_and_name_the_option(args, names):
 
     assert error.value.returncode == 2
     assert names in str(error.value)
+    assert SECRET not in str(error.value)
+
+
+def test_a_crash_inside_the_check_exits_1_without_printing_a_header_value(monkeypatch, caplog):
+    def crash(config, env):
+        raise RuntimeError(f"boom {dict(config.headers)}")
+
+    monkeypatch.setattr("monitors.management.commands.mcpcheck.run_check_sync", crash)
+    out = StringIO()
+
+    with pytest.raises(SystemExit) as exit_:
+        call_command("mcpcheck", "https://example.com/mcp", "--header", f"X-Key: {SECRET}", stdout=out)
+
+    assert exit_.value.code == 1
+    assert "our bug" in out.getvalue()
+    assert SECRET not in out.getvalue() + caplog.text
 
 
 def test_header_without_colon_is_refused_without_echoing_it():

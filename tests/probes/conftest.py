@@ -23,7 +23,7 @@ def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str] | Exception]:
     """Answer every name with a public address unless a test maps it (to addresses or an error)."""
     answers: dict[str, list[str] | Exception] = {}
 
-    async def resolve(host: str, port: int) -> list[IPAddress]:
+    async def resolve(host: str, port: int, nameservers: tuple[str, ...] = ()) -> list[IPAddress]:
         answer = answers.get(host, [PUBLIC_IP])
         if isinstance(answer, Exception):
             raise answer

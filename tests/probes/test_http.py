@@ -123,3 +123,39 @@ def test_a_private_target_is_blocked_before_any_request(mock):
 def test_head_checks_read_no_body(mock):
     mock.head(SITE).respond(200)
     assert run(http(method="HEAD", keyword="x")).status is Status.UP
+
+
+KEYED = (("Authorization", "Bearer sk-live-4f9a8b7c6d5e"), ("X-Api-Key", "key-0123456789"))
+
+
+@pytest.mark.parametrize(
+    ("start", "location"),
+    [
+        (SITE, "https://status.example.org/"),
+        (SITE, "https://www.example.com:8443/up"),
+        ("http://www.example.com/health", "https://www.example.com/up"),
+    ],
+    ids=["another host", "another port", "another scheme"],
+)
+def test_a_redirect_to_another_origin_is_followed_without_the_checks_headers(mock, start, location):
+    mock.get(start).respond(301, headers={"location": location})
+    elsewhere = mock.get(location).respond(200)
+
+    outcome = run(http(uri=start, headers=KEYED))
+
+    assert outcome.status is Status.UP
+    sent = elsewhere.calls.last.request.headers
+    assert "authorization" not in sent
+    assert "x-api-key" not in sent
+    assert "without this check's headers" in outcome.warnings[0]
+
+
+def test_a_redirect_within_the_origin_keeps_the_checks_headers(mock):
+    mock.get(SITE).respond(301, headers={"location": "/healthz"})
+    same = mock.get("https://www.example.com/healthz").respond(200)
+
+    outcome = run(http(headers=KEYED))
+
+    assert outcome.status is Status.UP
+    assert same.calls.last.request.headers["x-api-key"] == "key-0123456789"
+    assert outcome.warnings == ()

@@ -375,6 +375,40 @@ def test_cross_host_or_downgrade_redirect_is_refused_naming_the_target(mock, loc
     assert words in outcome.reason
 
 
+KEY = (("Authorization", "Bearer sk-live-4f9a8b7c6d5e"),)
+
+
+@pytest.mark.parametrize(
+    "location", ["https://mcp.example.com:8443/mcp", "http://mcp.example.com:443/mcp"], ids=["port", "scheme"]
+)
+def test_a_check_with_headers_refuses_a_redirect_to_another_origin_of_its_host(mock, location):
+    mock.post(URL).mock(return_value=httpx.Response(307, headers={"location": location}))
+    elsewhere = mock.route(url=location).mock(side_effect=FakeMcp())
+
+    outcome = run(mcp(headers=KEY))
+
+    assert outcome.kind is FailureKind.REDIRECT_REFUSED
+    assert "refused" in outcome.reason
+    assert not elsewhere.called
+
+
+def test_a_check_with_headers_follows_a_redirect_within_its_origin(mock):
+    mock.post(URL).mock(
+        return_value=httpx.Response(307, headers={"location": "https://mcp.example.com:443/mcp/"})
+    )
+    mock.route(url=URL + "/").mock(side_effect=FakeMcp())
+
+    assert run(mcp(headers=KEY)).status is Status.UP
+
+
+def test_a_keyless_check_follows_a_redirect_to_another_port_of_its_host(mock):
+    other_port = "https://mcp.example.com:8443/v2/mcp"
+    mock.post(URL).mock(return_value=httpx.Response(307, headers={"location": other_port}))
+    mock.route(url=other_port).mock(side_effect=FakeMcp())
+
+    assert run(mcp()).status is Status.UP
+
+
 def test_a_302_on_post_is_refused_because_it_would_become_a_get(mock):
     mock.post(URL).mock(return_value=httpx.Response(302, headers={"location": "/other"}))
     assert run(mcp()).kind is FailureKind.REDIRECT_REFUSED

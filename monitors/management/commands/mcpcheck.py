@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from probes.checks.mcp import McpConfig, parse_mcp_config
 from probes.config import ConfigError
-from probes.runner import ProbeEnv, outcome_to_json, run_check_sync
+from probes.runner import ProbeEnv, crashed_outcome, outcome_to_json, run_check_sync
 from probes.types import ProbeOutcome, Status
 
 # Exit codes: 0 up, 1 down, 2 a usage or config error (argparse's own code for bad usage).
@@ -54,7 +54,11 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         config = self._config(options)
         env = ProbeEnv(allow_private=bool(settings.UPTIMY_ALLOW_PRIVATE_TARGETS))
-        outcome = run_check_sync(config, env)
+        try:
+            outcome = run_check_sync(config, env)
+        except Exception as exc:
+            # A bug of ours: logged with the header values redacted, never printed with them.
+            outcome = crashed_outcome(config, exc)
         if options["json"]:
             self.stdout.write(json.dumps(outcome_to_json(outcome), indent=2, sort_keys=True))
         else:
