@@ -48,8 +48,10 @@ lock: | $(BIN)/uv
 	$(UV_COMPILE) $(LOCK_ARGS) --extra dev -o $(DEV_LOCK)
 	$(UV_COMPILE) $(LOCK_ARGS) --constraint $(DEV_LOCK) -o $(RUN_LOCK)
 
+# DEBUG stays off unless the environment asks (DEBUG=1 make run); without SECRET_KEY and
+# UPTIMY_SECRETS_KEY the first start generates them into var/secrets.env (uptimy/local_secrets.py).
 run: $(VENV)/.run-deps
-	DEBUG=$${DEBUG:-1} PORT=$(PORT) $(BIN)/python manage.py serve
+	PORT=$(PORT) $(BIN)/python manage.py serve
 
 # mypy's Django plugin imports the settings, which want their secrets; lint needs no real ones.
 lint: $(VENV)/.dev-deps

@@ -155,7 +155,14 @@ class ToolListAdmin(ReadOnlyAdmin[ToolList]):
 
 @admin.register(ToolChange)
 class ToolChangeAdmin(ReadOnlyAdmin[ToolChange]):
-    list_display = ["healthcheck", "at", "region", "removed", "added"]
+    list_display = [
+        "healthcheck",
+        "at",
+        "region",
+        "removed_count",
+        "added_count",
+        "new_required_inputs_count",
+    ]
 
 
 @admin.register(Rollup)

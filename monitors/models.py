@@ -262,8 +262,21 @@ class ProbeResult(models.Model):
         return f"{self.healthcheck_id}@{self.region_id} {self.slot:%Y-%m-%d %H:%M:%S}#{self.attempt}: {self.status}"
 
 
+# What is kept of a target's tool list (monitors.services.recording.storable_outcome): at most
+# this many tools, names cut to the length MCP recommends (1–128 characters).
+MAX_STORED_TOOLS = 10_000
+MAX_TOOL_NAME = 128
+# What a ToolChange keeps of each list (the first names, sorted; the counts are whole), so one
+# change, and one page of changes, stays small however many names a target rotates.
+MAX_CHANGE_NAMES = 100
+MAX_CHANGE_INPUTS = 20
+
+
 class ToolList(models.Model):
-    """Store a healthcheck's full tool list once per distinct digest."""
+    """Store a healthcheck's tool list (at most MAX_STORED_TOOLS tools) once per distinct digest.
+
+    Pruned with the results (monitors.services.results_prune) once no result refers to it.
+    """
 
     healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="tool_lists")
     digest = models.CharField(max_length=64)
@@ -285,9 +298,16 @@ class ToolChange(models.Model):
     region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
     previous_digest = models.CharField(max_length=64)
     digest = models.CharField(max_length=64)
-    removed = models.JSONField(default=list)
-    added = models.JSONField(default=list)
-    new_required_inputs = models.JSONField(default=dict)
+    removed = models.JSONField(
+        default=list, help_text=f"The first {MAX_CHANGE_NAMES} removed tools, by name."
+    )
+    removed_count = models.PositiveIntegerField(default=0)
+    added = models.JSONField(default=list, help_text=f"The first {MAX_CHANGE_NAMES} added tools, by name.")
+    added_count = models.PositiveIntegerField(default=0)
+    new_required_inputs = models.JSONField(
+        default=dict, help_text=f"The first {MAX_CHANGE_NAMES} tools that gained required inputs."
+    )
+    new_required_inputs_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["-at", "-id"]

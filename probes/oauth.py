@@ -3,9 +3,12 @@
 Keyless checks that meet a 401 come here. Discovery follows the 2025-11-25 order: the
 protected resource metadata (RFC 9728) named by ``resource_metadata`` in WWW-Authenticate,
 then the path-aware well-known URL, then the root one; then the first authorization server's
-RFC 8414 or OpenID Connect metadata, in the order for issuers with and without a path. It
-never registers a client and never signs in. Every URL fetched goes through the same
-connection layer, so the address guard sees each one.
+RFC 8414 or OpenID Connect metadata, in the order for issuers with and without a path. When
+no location has protected resource metadata at all, it falls back, as the official SDK clients
+do, to the 2025-03-26 rule: the MCP server's own origin is the authorization server, and the
+result says so (:class:`~probes.types.SigninDiscovery`). It never registers a client and never
+signs in. Every URL fetched goes through the same connection layer, so the address guard sees
+each one.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from probes.connection import (
     same_origin,
     shown_url,
 )
-from probes.types import FailureKind
+from probes.types import FailureKind, SigninDiscovery
 from probes.wire import Response
 
 MAX_METADATA_BYTES = 1024 * 1024
@@ -49,10 +52,21 @@ class Challenge:
 
 @dataclass(frozen=True, slots=True)
 class SignIn:
-    """Report a discoverable sign-in: the authorization server's issuer and what a strict client would mind."""
+    """Report a discoverable sign-in: the authorization server's issuer, the rule that found it,
+    and what a strict client would mind."""
 
     issuer: str
     warnings: tuple[str, ...] = ()
+    discovery: SigninDiscovery = SigninDiscovery.RESOURCE_METADATA
+
+
+@dataclass(frozen=True, slots=True)
+class _NoResourceMetadata:
+    """Say that no RFC 9728 location served usable metadata: what each answered, and whether
+    one of those answers (a server error, a failed connection) proves nothing either way."""
+
+    tried: tuple[str, ...]
+    inconclusive: str | None = None
 
 
 def parse_www_authenticate(values: list[str]) -> list[Challenge]:
@@ -247,7 +261,10 @@ async def discover_signin(conn: Connection, mcp_url: httpx.URL, www_authenticate
     """Return the discovered sign-in for ``mcp_url``, or raise CheckFailed naming the step that failed."""
     warnings: list[str] = []
     header_url = resource_metadata_url(parse_www_authenticate(www_authenticate))
-    prm, prm_url = await _find_prm(conn, mcp_url, header_url, warnings)
+    found = await _find_prm(conn, mcp_url, header_url, warnings)
+    if isinstance(found, _NoResourceMetadata):
+        return await _legacy_signin(conn, mcp_url, found, warnings)
+    prm, prm_url = found
     servers = prm.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str) or not servers[0]:
         raise _not_discoverable(f"the protected resource metadata at {prm_url} names no authorization server")
@@ -267,13 +284,22 @@ async def discover_signin(conn: Connection, mcp_url: httpx.URL, www_authenticate
 
 async def _find_prm(
     conn: Connection, mcp_url: httpx.URL, header_url: str | None, warnings: list[str]
-) -> tuple[dict[str, object], str]:
+) -> tuple[dict[str, object], str] | _NoResourceMetadata:
+    """Return the first usable protected resource metadata and where it was, or what each location said.
+
+    A document that names another resource ends discovery (the SDKs refuse it too); only the
+    absence of metadata everywhere leads to the 2025-03-26 fallback.
+    """
     tried: list[str] = []
+    inconclusive: str | None = None
     header_candidate = mcp_url.join(header_url) if header_url else None
     for url, expected in prm_candidates(mcp_url, header_url):
-        document, problem = await fetch_json(conn, url)
+        fetched = await _fetch(conn, url)
+        document, problem = fetched.document, fetched.problem
         if document is None:
             tried.append(f"{shown_url(url)}: {problem}")
+            if not fetched.conclusive and inconclusive is None:
+                inconclusive = f"{shown_url(url)} answered {problem}"
             if header_candidate is not None and url == header_candidate:
                 warnings.append(f"The resource_metadata URL in WWW-Authenticate is broken ({problem})")
             continue
@@ -288,7 +314,84 @@ async def _find_prm(
         if warning:
             warnings.append(warning)
         return document, shown_url(url)
-    raise _not_discoverable("no protected resource metadata (tried " + "; ".join(tried) + ")")
+    return _NoResourceMetadata(tuple(tried), inconclusive)
+
+
+async def _legacy_signin(
+    conn: Connection, mcp_url: httpx.URL, absent: _NoResourceMetadata, warnings: list[str]
+) -> SignIn:
+    """Return the sign-in the 2025-03-26 rule finds at the MCP server's origin, or raise CheckFailed.
+
+    The 2025-06-18+ specifications drop this rule ("MCP clients MUST use OAuth 2.0 Protected
+    Resource Metadata for authorization server discovery"), but both official SDK clients still
+    take it when no protected resource metadata exists; reference/mcp-protocol.md §5.3:
+
+        "No PRM found at all. The 2025-06-18+ spec says to abort or use pre-configured values.
+        Both SDKs still fall back to the 2025-03-26 rule: treat the MCP server's origin as the
+        AS. Python fetches only <origin>/.well-known/oauth-authorization-server; TS uses
+        new URL('/', serverUrl) with the full list above. [...] Monitor: report it as "legacy
+        (2025-03-26) sign-in only", distinct from "discoverable per 2025-06-18+"."
+
+    which is the 2025-03-26 basic/authorization.mdx, "Authorization Base URL":
+
+        "The authorization base URL MUST be determined from the MCP server URL by discarding any
+        existing path component. For example: If the MCP server URL is
+        https://api.example.com/v1/mcp, then: The authorization base URL is
+        https://api.example.com. The metadata endpoint MUST be at
+        https://api.example.com/.well-known/oauth-authorization-server"
+
+    So the URLs are the TS client's (RFC 8414 first, then OpenID, both at the origin; the Python
+    client reads the first only). The document must list both endpoints (the Python client's
+    ``OAuthMetadata`` requires them) and name the origin as its issuer (the Python client's
+    ``_expected_issuer`` on this path, which also takes the origin with a trailing "/", as the
+    TS client's ``new URL('/', serverUrl)`` spells it). The 2025-03-26 default endpoints
+    (``/authorize``, ``/token`` at the origin with no metadata at all) are not counted: nothing
+    proves a sign-in is there.
+    """
+    tried_prm = "no protected resource metadata (tried " + "; ".join(absent.tried) + ")"
+    if absent.inconclusive is not None:
+        # The Python SDK client's rule: a server error "says nothing about whether the resource
+        # publishes metadata, so it must not send the flow down the legacy path".
+        raise _not_discoverable(
+            f"{tried_prm}; {absent.inconclusive}, which does not show that the server has none, "
+            "so the 2025-03-26 fallback to the server's origin was not tried"
+        )
+    origin = _origin(mcp_url)
+    tried: list[str] = []
+    for url in as_metadata_urls(httpx.URL(origin)):
+        document, problem = await fetch_json(conn, url)
+        if document is None:
+            tried.append(f"{shown_url(url)}: {problem}")
+            continue
+        metadata_url = shown_url(url)
+        named = document.get("issuer")
+        if named not in (origin, origin + "/"):
+            shown = named if isinstance(named, str) else "no issuer"
+            raise _not_discoverable(
+                f"{tried_prm}, and the 2025-03-26 fallback failed: issuer mismatch: the metadata at "
+                f"{metadata_url} names {shown}, expected the server's origin {origin}"
+            )
+        _check_endpoints(document, metadata_url, f"{tried_prm}, and the 2025-03-26 fallback failed: ")
+        legacy = [
+            "Sign-in was found only through the 2025-03-26 fallback: the server publishes no protected "
+            f"resource metadata (RFC 9728), so its origin {origin} was taken as the authorization server "
+            f"({metadata_url}); the SDK clients still sign in this way, clients that follow 2025-06-18 "
+            "or later strictly will not find the sign-in"
+        ]
+        if not url.path.startswith(OAUTH_WELL_KNOWN):
+            legacy.append(
+                f"The 2025-03-26 fallback found only OpenID metadata; the Python SDK client reads only "
+                f"{origin}{OAUTH_WELL_KNOWN} there and would use {origin}/authorize and {origin}/token"
+            )
+        return SignIn(
+            issuer=origin,
+            warnings=(*legacy, *warnings, *_client_warnings(document)),
+            discovery=SigninDiscovery.LEGACY_FALLBACK,
+        )
+    raise _not_discoverable(
+        f"{tried_prm}, and no 2025-03-26 authorization server metadata at the server's origin "
+        "(tried " + "; ".join(tried) + ")"
+    )
 
 
 async def _find_as_metadata(conn: Connection, issuer: httpx.URL) -> tuple[dict[str, object], str]:
@@ -316,11 +419,13 @@ def _check_issuer(metadata: dict[str, object], metadata_url: str, issuer: str, w
     )
 
 
-def _check_endpoints(metadata: dict[str, object], metadata_url: str) -> None:
+def _check_endpoints(metadata: dict[str, object], metadata_url: str, context: str = "") -> None:
     for name in ("authorization_endpoint", "token_endpoint"):
         value = metadata.get(name)
         if not isinstance(value, str) or not value:
-            raise _not_discoverable(f"the authorization server metadata at {metadata_url} lists no {name}")
+            raise _not_discoverable(
+                f"{context}the authorization server metadata at {metadata_url} lists no {name}"
+            )
 
 
 def _client_warnings(metadata: dict[str, object]) -> list[str]:
@@ -343,27 +448,44 @@ def _client_warnings(metadata: dict[str, object]) -> list[str]:
     return warnings
 
 
+@dataclass(frozen=True, slots=True)
+class _Fetched:
+    """Hold a metadata document, or why there is none and whether that shows it is not there."""
+
+    document: dict[str, object] | None
+    problem: str = ""
+    # False when the answer proves nothing about the document: a 5xx or 429, or no answer.
+    conclusive: bool = True
+
+
 async def fetch_json(conn: Connection, url: httpx.URL) -> tuple[dict[str, object] | None, str]:
     """Return a metadata document at ``url`` (following a few guarded redirects), or None and why not.
 
     A refused address is not "not here": it ends the check as blocked_address.
     """
+    fetched = await _fetch(conn, url)
+    return fetched.document, fetched.problem
+
+
+async def _fetch(conn: Connection, url: httpx.URL) -> _Fetched:
     for _hop in range(MAX_METADATA_REDIRECTS + 1):
         try:
             response = await conn.send("GET", url, headers=[("Accept", "application/json")])
         except CheckFailed as failed:
             if failed.kind is FailureKind.BLOCKED_ADDRESS:
                 raise
-            return None, failed.reason
+            return _Fetched(None, failed.reason, conclusive=False)
         if response.status_code in REDIRECT_STATUSES:
             await conn.discard(response)
             try:
                 url = redirect_target(url, response)
             except CheckFailed as refused:
-                return None, refused.reason
+                return _Fetched(None, refused.reason)
             continue
-        return await _json_document(conn, response)
-    return None, f"more than {MAX_METADATA_REDIRECTS} redirects"
+        status = response.status_code
+        document, problem = await _json_document(conn, response)
+        return _Fetched(document, problem, conclusive=not (status >= 500 or status == 429))
+    return _Fetched(None, f"more than {MAX_METADATA_REDIRECTS} redirects")
 
 
 async def _json_document(conn: Connection, response: Response) -> tuple[dict[str, object] | None, str]:

@@ -23,6 +23,7 @@ from probes import __version__
 from probes.checks import CheckConfig, kind_of_config
 from probes.connection import Connection, host_of
 from probes.redact import Redactor, redacting, redactor_for
+from probes.text import storable
 from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, ToolInfo
 
 logger = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
             outcome = await kind_of_config(config).run(config, conn, deadline=deadline)
         finally:
             await conn.aclose()
-    return redact_outcome(outcome, redactor)
+    return finish_outcome(outcome, redactor)
 
 
 async def run_batch(
@@ -138,6 +139,7 @@ def outcome_to_json(outcome: ProbeOutcome) -> dict[str, Any]:
         "protocol": outcome.protocol,
         "access": outcome.access.value if outcome.access is not None else None,
         "signin_server": outcome.signin_server,
+        "signin_discovery": outcome.signin_discovery.value if outcome.signin_discovery is not None else None,
         "tools": outcome.tool_count,
         "tool_names": list(outcome.tool_names),
         "missing_tools": list(outcome.missing_tools),
@@ -152,24 +154,31 @@ def outcome_to_json(outcome: ProbeOutcome) -> dict[str, Any]:
     }
 
 
-def redact_outcome(outcome: ProbeOutcome, redactor: Redactor) -> ProbeOutcome:
-    """Return ``outcome`` with the secrets removed from every text a server could have echoed them into."""
-    if not redactor:
-        return outcome
+def finish_outcome(outcome: ProbeOutcome, redactor: Redactor) -> ProbeOutcome:
+    """Return ``outcome`` with every text a server could have written redacted and made storable.
+
+    The secrets go first (a server may echo them anywhere), then NUL and lone surrogates, so
+    that no consumer (recording, ``mcpcheck``'s output, a JSON dump) meets text it can't handle.
+    """
+
+    def clean(text: str) -> str:
+        return storable(redactor(text))
+
     server = outcome.server
     if server is not None:
-        server = ServerInfo(name=redactor(server.name), version=redactor(server.version))
+        server = ServerInfo(name=clean(server.name), version=clean(server.version))
     return replace(
         outcome,
-        reason=redactor(outcome.reason),
-        warnings=tuple(redactor(warning) for warning in outcome.warnings),
+        reason=clean(outcome.reason),
+        warnings=tuple(clean(warning) for warning in outcome.warnings),
         server=server,
-        signin_server=redactor(outcome.signin_server) if outcome.signin_server else outcome.signin_server,
+        protocol=clean(outcome.protocol) if outcome.protocol else outcome.protocol,
+        signin_server=clean(outcome.signin_server) if outcome.signin_server else outcome.signin_server,
         tools=tuple(
-            ToolInfo(redactor(tool.name), tuple(redactor(name) for name in tool.required_inputs))
+            ToolInfo(clean(tool.name), tuple(clean(name) for name in tool.required_inputs))
             for tool in outcome.tools
         ),
-        missing_tools=tuple(redactor(name) for name in outcome.missing_tools),
+        missing_tools=tuple(clean(name) for name in outcome.missing_tools),
     )
 
 

@@ -50,6 +50,19 @@ class Access(StrEnum):
     KEY = "key"
 
 
+class SigninDiscovery(StrEnum):
+    """Say which rule found a keyless check's sign-in, so a result can point out the legacy one.
+
+    RESOURCE_METADATA: the server's RFC 9728 protected resource metadata named the
+    authorization server (the rule since 2025-06-18). LEGACY_FALLBACK: the server has no such
+    metadata, and its own origin serves RFC 8414 / OpenID metadata (the 2025-03-26 rule, which
+    the SDK clients still follow but strict 2025-06-18+ clients do not).
+    """
+
+    RESOURCE_METADATA = "2025-06-18+"
+    LEGACY_FALLBACK = "2025-03-26-fallback"
+
+
 class Transport(StrEnum):
     STREAMABLE_HTTP = "streamable-http"
     SSE = "sse"
@@ -101,6 +114,8 @@ class ProbeOutcome:
     protocol: str | None = None
     access: Access | None = None
     signin_server: str | None = None
+    # How signin_server was found; None unless a keyless check discovered a sign-in.
+    signin_discovery: SigninDiscovery | None = None
     tools: tuple[ToolInfo, ...] = ()
     tool_count: int | None = None
     tool_digest: str | None = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import NoReturn
 
@@ -88,6 +88,26 @@ def read_client(make_client, org) -> APIClient:
 @pytest.fixture
 def other_client(make_client, other_org) -> APIClient:
     return make_client(other_org)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_file_cache(tmp_path_factory) -> Iterator[None]:
+    """Give this run a cache directory of its own when the cache is the var dir's files (no Redis).
+
+    Other runs in the same checkout (and a `make run` beside them) share var/cache; their
+    cache.clear() between tests would reset this run's rate-limit counts mid-test.
+    """
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    default = settings.CACHES["default"]
+    if not default["BACKEND"].endswith("FileBasedCache"):
+        yield
+        return
+    with override_settings(
+        CACHES={"default": {**default, "LOCATION": str(tmp_path_factory.mktemp("cache"))}}
+    ):
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -233,4 +233,5 @@ def test_the_image_installs_the_run_lock_with_hashes(dockerfile):
     installs = [line for line in dockerfile if "pip install" in line]
 
     assert any("requirements/run.txt" in line for line in dockerfile if line.startswith("COPY"))
-    assert installs and all("--require-hashes" in line for line in installs)
+    assert installs
+    assert all("--require-hashes" in line for line in installs)

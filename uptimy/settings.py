@@ -7,12 +7,14 @@ to PostgreSQL and Redis (Celery broker and cache).
 
 import contextlib
 from pathlib import Path
-from typing import NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 # django-environ ships no type hints (no py.typed) and no stubs package exists for it: its values
 # are Any, so the settings the code reads are annotated where they are read from the environment.
 import environ  # type: ignore[import-untyped]
 from django.core.exceptions import ImproperlyConfigured
+
+from uptimy import local_secrets
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(environ.Env().str("UPTIMY_VAR_DIR", default=str(BASE_DIR / "var")))
@@ -24,18 +26,37 @@ env = environ.Env(
 )
 
 DEBUG: bool = env("DEBUG")
-# A development key only where DEBUG is on; production must set its own.
-SECRET_KEY: str = env.str("SECRET_KEY", default="dev-only-not-secret" if DEBUG else "")
-if not SECRET_KEY:
-    raise ImproperlyConfigured("Set SECRET_KEY (or DEBUG=1 for local use).")
 ALLOWED_HOSTS: list[str] = env("ALLOWED_HOSTS")
 
+# The embedded default (no DATABASE_URL: a SQLite file in VAR_DIR) keeps generated secrets next
+# to its database (uptimy/local_secrets.py); with DATABASE_URL both must be set in the environment,
+# since that database outlives this machine's var dir. No key is ever written in the source.
+EMBEDDED: bool = not env.str("DATABASE_URL", default="")
+LOCAL_SECRETS_FILE: Path | None = None
+_secrets = {name: env.str(name, default="") for name in local_secrets.KEYS}
+if EMBEDDED and not all(_secrets.values()):
+    LOCAL_SECRETS_FILE = VAR_DIR / local_secrets.FILE_NAME
+    try:
+        _stored = local_secrets.local_secrets(VAR_DIR)
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"Set SECRET_KEY and UPTIMY_SECRETS_KEY, or let Uptimy write {LOCAL_SECRETS_FILE} ({exc})."
+        ) from None
+    _secrets = {name: value or _stored[name] for name, value in _secrets.items()}
+for _name, _value in _secrets.items():
+    if not _value:
+        raise ImproperlyConfigured(
+            f"Set {_name}: with DATABASE_URL the keys must come from the environment "
+            "(the embedded default, without DATABASE_URL, generates them into its var dir)."
+        )
+SECRET_KEY: str = _secrets["SECRET_KEY"]
 # Stored secrets (header values) are encrypted with this; a comma-separated list rotates keys:
 # the first encrypts, every one decrypts.
-UPTIMY_SECRETS_KEY: str = env.str("UPTIMY_SECRETS_KEY", default="dev-only-secrets-key" if DEBUG else "")
-if not UPTIMY_SECRETS_KEY:
-    raise ImproperlyConfigured("Set UPTIMY_SECRETS_KEY (or DEBUG=1 for local use).")
+UPTIMY_SECRETS_KEY: str = _secrets["UPTIMY_SECRETS_KEY"]
 UPTIMY_ALLOW_PRIVATE_TARGETS: bool = env("UPTIMY_ALLOW_PRIVATE_TARGETS")
+# DNS servers the checks ask ("192.0.2.53" or "192.0.2.53:5353", comma-separated); empty: the
+# machine's resolv.conf. A region's workers may want resolvers of their own region.
+UPTIMY_DNS_SERVERS: list[str] = env.list("UPTIMY_DNS_SERVERS", default=[])
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -55,6 +76,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "uptimy.middleware.QueryTextGuard",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -99,10 +121,19 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL: str = env.str("REDIS_URL", default="")
+CACHES: dict[str, dict[str, Any]]
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # Files in the var dir, not process memory: the API's per-key rate limit (and anything else
+    # cached) must be one count across gunicorn's worker processes.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+            "OPTIONS": {"MAX_ENTRIES": 10_000},
+        }
+    }
 
 # Celery: Redis when configured; otherwise no broker, and `manage.py serve` runs the
 # scheduler and the probe worker in process.
@@ -166,8 +197,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
-# Serve admin and API-docs assets straight from the apps in local use, no collectstatic step.
-WHITENOISE_USE_FINDERS = DEBUG
+# Serve admin and API-docs assets straight from the apps where they were not collected (make run
+# has no collectstatic step, and runs without DEBUG); the image's collected files are the same.
+WHITENOISE_USE_FINDERS = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["monitors.api.authentication.ApiKeyAuthentication"],
@@ -178,7 +210,8 @@ REST_FRAMEWORK = {
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # DRF's JSON parser, plus one check of every string and of the nesting (monitors/api/parsers.py).
+    "DEFAULT_PARSER_CLASSES": ["monitors.api.parsers.CheckedJSONParser"],
     "EXCEPTION_HANDLER": "monitors.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
 }

@@ -187,6 +187,25 @@ class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
         return {renames.get(key, key): value for key, value in data.items()}
 
 
+class NoticeSerializer(serializers.Serializer[Any]):
+    field = serializers.CharField(help_text="The field the notice is about, e.g. `config.headers`.")
+    message = serializers.CharField()
+
+
+class HealthcheckUpdatedSerializer(HealthcheckSerializer):
+    """Document what PUT and PATCH answer: the healthcheck, and what the write did unasked."""
+
+    notices = NoticeSerializer(
+        many=True,
+        read_only=True,
+        help_text="What the write did that the request did not ask for in so many words, e.g. header "
+        "values removed because the URI moved to another origin. Empty when nothing.",
+    )
+
+    class Meta(HealthcheckSerializer.Meta):
+        fields = [*HealthcheckSerializer.Meta.fields, "notices"]
+
+
 class RegionSerializer(serializers.ModelSerializer[Region]):
     allowed = serializers.SerializerMethodField(
         help_text="Whether the organization's plan allows this region."
@@ -287,7 +306,18 @@ class ToolChangeSerializer(serializers.ModelSerializer[ToolChange]):
 
     class Meta:
         model = ToolChange
-        fields = ["at", "region", "removed", "added", "new_required_inputs", "previous_digest", "digest"]
+        fields = [
+            "at",
+            "region",
+            "removed",
+            "removed_count",
+            "added",
+            "added_count",
+            "new_required_inputs",
+            "new_required_inputs_count",
+            "previous_digest",
+            "digest",
+        ]
 
 
 class UptimeFiguresSerializer(serializers.Serializer[UptimeFigures]):

@@ -16,9 +16,10 @@ from rest_framework.response import Response
 
 from monitors import selectors, services
 from monitors.api.filters import HealthcheckFilter, TimeWindow
-from monitors.api.pagination import ResultPagination
+from monitors.api.pagination import ResultPagination, ToolChangePagination
 from monitors.api.serializers import (
     HealthcheckSerializer,
+    HealthcheckUpdatedSerializer,
     OrganizationSerializer,
     ProbeResultSerializer,
     RegionSerializer,
@@ -87,9 +88,11 @@ class HealthcheckViewSet(
         )
         return Response(self._shown(healthcheck), status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=HealthcheckSerializer, responses=HealthcheckUpdatedSerializer)
     def update(self, request: Request, id: str | None = None) -> Response:
         return self._update(request, partial=False)
 
+    @extend_schema(request=HealthcheckSerializer, responses=HealthcheckUpdatedSerializer)
     def partial_update(self, request: Request, id: str | None = None) -> Response:
         return self._update(request, partial=True)
 
@@ -137,7 +140,13 @@ class HealthcheckViewSet(
         return self._paginated(self.get_object().status_changes.all(), StatusChangeSerializer)
 
     @extend_schema(responses=ToolChangeSerializer(many=True))
-    @action(detail=True, methods=["get"], url_path="tool-changes", filterset_class=None)
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="tool-changes",
+        filterset_class=None,
+        pagination_class=ToolChangePagination,
+    )
     def tool_changes(self, request: Request, id: str | None = None) -> Response:
         """List the tool-list changes (a removed tool, a new required input), newest first."""
         queryset = self.get_object().tool_changes.select_related("region")
@@ -160,11 +169,16 @@ class HealthcheckViewSet(
         figures = selectors.uptime_of(healthcheck=self.get_object(), start=window.start, end=window.end)
         return Response(UptimeSerializer(figures).data)
 
-    @extend_schema(request=None, responses=ProbeResultSerializer(many=True))
+    @extend_schema(request=None, responses={200: ProbeResultSerializer(many=True), 409: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"], filterset_class=None, pagination_class=None)
     def run(self, request: Request, id: str | None = None) -> Response:
-        """Run the check now in every region and answer with the results."""
+        """Run the check now in every region and answer with the results; 409 while it is paused."""
         healthcheck = self.get_object()
+        if healthcheck.paused:
+            return Response(
+                {"detail": "This healthcheck is paused, so it was not run; resume it first."},
+                status=status.HTTP_409_CONFLICT,
+            )
         results = run_now(healthcheck=healthcheck, enqueue=broker_enqueue())
         return Response(ProbeResultSerializer(results, many=True).data)
 
@@ -181,13 +195,14 @@ class HealthcheckViewSet(
         healthcheck = self.get_object()
         serializer = self._serializer(healthcheck, data=request.data, partial=partial)
         serializer.is_valid(raise_exception=True)
-        healthcheck = services.healthcheck_update(
+        updated = services.healthcheck_update(
             healthcheck=healthcheck,
             changes=serializer.to_service_changes(),
             partial=partial,
             now=timezone.now(),
         )
-        return Response(self._shown(healthcheck))
+        notices = [{"field": notice.field, "message": notice.message} for notice in updated.notices]
+        return Response({**self._shown(updated.healthcheck), "notices": notices})
 
     def _shown(self, healthcheck: Healthcheck) -> dict[str, Any]:
         fresh = self.get_queryset().get(pk=healthcheck.pk)

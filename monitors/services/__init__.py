@@ -6,13 +6,15 @@ writes by what they touch: tenancy, healthchecks, recording outcomes, rollups.
 
 from monitors.services.healthchecks import (
     RULE_FIELDS,
+    HealthcheckUpdated,
+    Notice,
     healthcheck_create,
     healthcheck_delete,
     healthcheck_pause,
     healthcheck_resume,
     healthcheck_update,
 )
-from monitors.services.recording import Recheck, RunResult, outcomes_record, stale_after
+from monitors.services.recording import Recheck, RunResult, outcomes_record, stale_after, storable_outcome
 from monitors.services.rollups import results_prune, rollups_refresh
 from monitors.services.tenancy import (
     api_key_create,
@@ -26,6 +28,8 @@ from monitors.services.tenancy import (
 
 __all__ = [
     "RULE_FIELDS",
+    "HealthcheckUpdated",
+    "Notice",
     "Recheck",
     "RunResult",
     "api_key_create",
@@ -44,4 +48,5 @@ __all__ = [
     "results_prune",
     "rollups_refresh",
     "stale_after",
+    "storable_outcome",
 ]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.db import transaction
 
@@ -74,14 +76,34 @@ def healthcheck_create(
     return healthcheck
 
 
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Tell the caller of something a write did that the request did not ask for in so many words."""
+
+    field: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class HealthcheckUpdated:
+    healthcheck: Healthcheck
+    notices: tuple[Notice, ...] = ()
+
+
 def healthcheck_update(
     *, healthcheck: Healthcheck, changes: Mapping[str, Any], partial: bool, now: datetime
-) -> Healthcheck:
+) -> HealthcheckUpdated:
     """Apply API changes; omitted headers and headers sent back masked keep their stored values.
 
     ``changes`` may hold name, check_type, config, interval_seconds, region_slugs, tags, paused.
     A partial update merges ``config`` key by key into the stored config.
+
+    Stored header values stay with the origin (scheme, host, port) they were given for: a config
+    whose URI moves to another origin drops them unless the same request sends ``headers``
+    (and then a value sent back masked is refused, as it would carry the old secret along);
+    the answer's notices say when they were dropped.
     """
+    notices: list[Notice] = []
     organization = healthcheck.organization
     check_type = changes.get("check_type", healthcheck.check_type)
     type_changed = check_type != healthcheck.check_type
@@ -94,6 +116,30 @@ def healthcheck_update(
         base = healthcheck.config if partial and not type_changed else None
         stored_headers = decrypt_headers(healthcheck.secret_headers)
         api_config, headers = _prepared_config(check_type, changes["config"], stored_headers, merge_into=base)
+        old_uri, new_uri = healthcheck.config.get("uri"), api_config.get("uri")
+        if stored_headers and not _same_origin(old_uri, new_uri):
+            sent = changes["config"].get("headers")
+            if sent is None:
+                api_config, headers = _prepared_config(check_type, changes["config"], {}, merge_into=base)
+                notices.append(
+                    Notice(
+                        "config.headers",
+                        f"The URI moved to another origin ({_origin_words(old_uri)} → {_origin_words(new_uri)}), "
+                        f"so the stored values of {', '.join(sorted(stored_headers))} were removed: they were "
+                        "given for the old origin. Send the headers again if the new one needs them.",
+                    )
+                )
+            elif isinstance(sent, Mapping) and any(value == MASK for value in sent.values()):
+                raise ConfigInvalid(
+                    {
+                        f"config.headers.{name}": (
+                            "Send the value itself: the URI moves to another origin, and a stored value "
+                            "is never sent to an origin it was not given for."
+                        )
+                        for name, value in sent.items()
+                        if value == MASK
+                    }
+                )
         healthcheck.config = api_config
         healthcheck.secret_headers = encrypt_headers(headers)
     healthcheck.type = check_type.number
@@ -118,7 +164,42 @@ def healthcheck_update(
     if "paused" in changes and changes["paused"] != healthcheck.paused:
         fn = healthcheck_pause if changes["paused"] else healthcheck_resume
         healthcheck = fn(healthcheck=healthcheck, now=now)
-    return healthcheck
+    return HealthcheckUpdated(healthcheck, tuple(notices))
+
+
+def _same_origin(a: object, b: object) -> bool:
+    """Return whether two URIs share scheme, host and port (the port defaulted by scheme).
+
+    Two configs without a URI (a check type that has none) share theirs; a URI that doesn't
+    parse shares nothing. Anything unsure counts as another origin, which only costs the
+    customer sending a header again, never a secret sent where it was not given for.
+    """
+    if a is None and b is None:
+        return True
+    origin = _origin(a)
+    return origin is not None and origin == _origin(b)
+
+
+def _origin(uri: object) -> tuple[str, str, int] | None:
+    if not isinstance(uri, str):
+        return None
+    try:
+        parts = urlsplit(uri)
+        port = parts.port
+    except ValueError:
+        return None
+    if not parts.hostname:
+        return None
+    scheme = parts.scheme.lower()
+    return scheme, parts.hostname, port if port is not None else _DEFAULT_PORTS.get(scheme, 80)
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin_words(uri: object) -> str:
+    origin = _origin(uri)
+    return "none" if origin is None else f"{origin[0]}://{origin[1]}:{origin[2]}"
 
 
 def healthcheck_delete(*, healthcheck: Healthcheck) -> None:

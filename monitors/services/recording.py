@@ -6,18 +6,35 @@ import contextlib
 import dataclasses
 import functools
 import json
+import logging
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import InterfaceError, OperationalError, connection, models, transaction
 from django.utils import timezone
 
-from monitors.models import Healthcheck, ProbeResult, Region, RegionState, StatusChange, ToolChange, ToolList
+from monitors.models import (
+    MAX_CHANGE_INPUTS,
+    MAX_CHANGE_NAMES,
+    MAX_STORED_TOOLS,
+    MAX_TOOL_NAME,
+    Healthcheck,
+    ProbeResult,
+    Region,
+    RegionState,
+    StatusChange,
+    ToolChange,
+    ToolList,
+)
 from monitors.rules import HealthPolicy, RecheckPolicy, RegionVote, overall_verdict, region_verdict, tool_diff
-from probes.types import ProbeOutcome, Status, ToolInfo
+from probes.text import storable
+from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,13 +68,56 @@ def outcomes_record(
     can't deadlock), update region states, statuses, StatusChange rows and tool-list events.
     Without ``now``, the time is read once the locks are held, so a status change is never
     stamped earlier than the other region's results it was decided from.
+
+    Every string a target sent is made storable first (:func:`storable_outcome`). Should the
+    batch still fail (a bug, a value no one foresaw), each result is recorded on its own, and
+    one that fails again is recorded as a ``protocol`` failure saying so: one target's answer
+    never costs another tenant its result. A database that is down or locked fails the call,
+    so the worker retries the whole batch.
     """
     if not results:
         return []
     region_ids = dict(Region.objects.values_list("slug", "id"))
     if region_slug not in region_ids:
         raise Region.DoesNotExist(f"no region {region_slug!r}")
+    region_slugs = {id_: slug for slug, id_ in region_ids.items()}
     region_id = region_ids[region_slug]
+    clean = [_storable_result(result) for result in results]
+    try:
+        return _record(region_id, region_slugs, clean, now)
+    except _DATABASE_UNAVAILABLE:
+        raise
+    except Exception:
+        if len(clean) == 1:
+            return _record_stand_in(region_id, region_slugs, clean[0], now)
+        logger.exception(
+            "recording a batch of %d results in %s failed; recording them one by one", len(clean), region_slug
+        )
+    rechecks: list[Recheck] = []
+    # In the order the batch applies them, so a run never overtakes an earlier one of its check.
+    for result in sorted(clean, key=lambda r: (r.healthcheck_id, r.slot, r.attempt)):
+        try:
+            rechecks += _record(region_id, region_slugs, [result], now)
+        except _DATABASE_UNAVAILABLE:
+            raise
+        except Exception:
+            rechecks += _record_stand_in(region_id, region_slugs, result, now)
+    return rechecks
+
+
+# A database that is down, restarting or locked: the whole batch is retried (monitors.run_batch
+# retries on these), never turned into per-result failures.
+_DATABASE_UNAVAILABLE = (OperationalError, InterfaceError)
+
+UNRECORDABLE_REASON = (
+    "Uptimy could not record this run's answer (an error inside Uptimy, not the server's); "
+    "the run counts as failed"
+)
+
+
+def _record(
+    region_id: int, region_slugs: Mapping[int, str], results: Sequence[RunResult], now: datetime | None
+) -> list[Recheck]:
     ids = sorted({result.healthcheck_id for result in results})
     rechecks: list[Recheck] = []
     with transaction.atomic():
@@ -65,15 +125,156 @@ def outcomes_record(
         now = now or timezone.now()
         live = [result for result in results if result.healthcheck_id in checks]
         _insert_rows(ProbeResult, [_result_row(result, region_id, now) for result in live])
-        book = _StateBook.load(
-            checks, region_id, now, region_slugs={id_: slug for slug, id_ in region_ids.items()}
-        )
+        book = _StateBook.load(checks, region_id, now, region_slugs=region_slugs)
         for result in sorted(live, key=lambda r: (r.healthcheck_id, r.slot, r.attempt)):
             recheck = book.apply(checks[result.healthcheck_id], result)
             if recheck is not None:
                 rechecks.append(recheck)
         book.save()
     return rechecks
+
+
+def _record_stand_in(
+    region_id: int, region_slugs: Mapping[int, str], result: RunResult, now: datetime | None
+) -> list[Recheck]:
+    """Record a protocol failure in place of a result whose recording failed; log, never raise, a bug."""
+    logger.exception(
+        "healthcheck %s: recording its run in %s failed; recorded as a protocol failure",
+        result.healthcheck_id,
+        region_slugs.get(region_id, region_id),
+    )
+    total_ms = result.outcome.timings.total_ms
+    stand_in = ProbeOutcome(
+        status=Status.DOWN,
+        kind=FailureKind.PROTOCOL,
+        reason=UNRECORDABLE_REASON,
+        timings=Timings(
+            total_ms=total_ms if isinstance(total_ms, float | int) and math.isfinite(total_ms) else None
+        ),
+    )
+    try:
+        return _record(region_id, region_slugs, [dataclasses.replace(result, outcome=stand_in)], now)
+    except _DATABASE_UNAVAILABLE:
+        raise
+    except Exception:
+        logger.exception(
+            "healthcheck %s: even the stand-in result could not be recorded", result.healthcheck_id
+        )
+        return []
+
+
+# --- Target text, made storable once --------------------------------------------------------
+
+
+# Column sizes, read from the models so a migration that widens one widens what is kept.
+def _max_length(name: str) -> int:
+    field = ProbeResult._meta.get_field(name)
+    assert isinstance(field, models.CharField), name
+    assert field.max_length is not None, name
+    return field.max_length
+
+
+_SERVER_NAME = _max_length("server_name")
+_SERVER_VERSION = _max_length("server_version")
+_PROTOCOL = _max_length("protocol")
+_SIGNIN_SERVER = _max_length("signin_server")
+_DIGEST = _max_length("tool_digest")
+# reason is a text column: the cap bounds what one run stores (the engine's sentences are ~200).
+MAX_REASON = 2000
+MAX_WARNINGS = 20
+MAX_REQUIRED_INPUTS = 100
+
+
+def _storable_result(result: RunResult) -> RunResult:
+    try:
+        outcome = storable_outcome(result.outcome)
+    except Exception:
+        # Not even a ProbeOutcome's shape: its recording fails and is replaced by a stand-in.
+        return result
+    return result if outcome is result.outcome else dataclasses.replace(result, outcome=outcome)
+
+
+def storable_outcome(outcome: ProbeOutcome) -> ProbeOutcome:
+    """Return ``outcome`` with every string a target sent made storable and capped to its column.
+
+    NUL dropped, lone surrogates replaced (probes.text.storable), lengths cut to the columns,
+    the tool list cut to MAX_STORED_TOOLS tools. Returns the same object when nothing needs it,
+    which is nearly always: one join and two C scans decide that.
+    """
+    server = outcome.server
+    tools = outcome.tools
+    names = [tool.name for tool in tools]
+    inputs = [name for tool in tools for name in tool.required_inputs]
+    texts = [
+        outcome.reason,
+        outcome.protocol or "",
+        outcome.signin_server or "",
+        outcome.tool_digest or "",
+        *outcome.missing_tools,
+        *outcome.warnings,
+        *names,
+        *inputs,
+    ]
+    if server is not None:
+        texts += (server.name, server.version)
+    blob = "".join(texts)
+    if (
+        blob.isascii()
+        and "\x00" not in blob
+        and len(tools) <= MAX_STORED_TOOLS
+        and _fits(outcome, names, inputs)
+    ):
+        return outcome
+    return dataclasses.replace(
+        outcome,
+        reason=storable(outcome.reason, MAX_REASON),
+        server=None
+        if server is None
+        else ServerInfo(storable(server.name, _SERVER_NAME), storable(server.version, _SERVER_VERSION)),
+        protocol=None if outcome.protocol is None else storable(outcome.protocol, _PROTOCOL),
+        signin_server=None
+        if outcome.signin_server is None
+        else storable(outcome.signin_server, _SIGNIN_SERVER),
+        tool_digest=None if outcome.tool_digest is None else storable(outcome.tool_digest, _DIGEST),
+        tools=tuple(
+            ToolInfo(
+                storable(tool.name, MAX_TOOL_NAME),
+                tuple(storable(name, MAX_TOOL_NAME) for name in tool.required_inputs[:MAX_REQUIRED_INPUTS]),
+            )
+            for tool in tools[:MAX_STORED_TOOLS]
+        ),
+        missing_tools=tuple(
+            storable(name, MAX_TOOL_NAME) for name in outcome.missing_tools[:MAX_STORED_TOOLS]
+        ),
+        warnings=tuple(storable(warning, MAX_REASON) for warning in outcome.warnings[:MAX_WARNINGS]),
+    )
+
+
+def _fits(outcome: ProbeOutcome, names: list[str], inputs: list[str]) -> bool:
+    """Return whether every string is within its cap (the ASCII, NUL-free case: nothing else to fix)."""
+    server = outcome.server
+    return (
+        len(outcome.reason) <= MAX_REASON
+        and (server is None or (len(server.name) <= _SERVER_NAME and len(server.version) <= _SERVER_VERSION))
+        and len(outcome.protocol or "") <= _PROTOCOL
+        and len(outcome.signin_server or "") <= _SIGNIN_SERVER
+        and len(outcome.tool_digest or "") <= _DIGEST
+        and len(outcome.warnings) <= MAX_WARNINGS
+        and all(len(warning) <= MAX_REASON for warning in outcome.warnings)
+        and len(outcome.missing_tools) <= MAX_STORED_TOOLS
+        and _names_fit(outcome.missing_tools)
+        and _names_fit(names)
+        and _names_fit(inputs)
+        and (
+            len(inputs) <= MAX_REQUIRED_INPUTS
+            or all(len(tool.required_inputs) <= MAX_REQUIRED_INPUTS for tool in outcome.tools)
+        )
+    )
+
+
+def _names_fit(names: Sequence[str]) -> bool:
+    # Their total within the cap settles it for a typical list without a look at each name.
+    return sum(map(len, names)) <= MAX_TOOL_NAME or max(map(len, names)) <= MAX_TOOL_NAME
 
 
 def _insert_rows(
@@ -457,6 +658,9 @@ class _StateBook:
             if previous is not None:
                 diff = tool_diff(_tool_infos(previous.tools), outcome.tools)
                 if diff.matters:
+                    # The first names of each list and their counts: a target that rotates
+                    # thousands of names per run must not store (or page out) them all each time.
+                    stricter = list(diff.new_required_inputs.items())
                     self.tool_changes.append(
                         ToolChange(
                             healthcheck_id=check.id,
@@ -464,9 +668,15 @@ class _StateBook:
                             region_id=self.region_id,
                             previous_digest=check.tool_digest,
                             digest=digest,
-                            removed=list(diff.removed),
-                            added=list(diff.added),
-                            new_required_inputs={k: list(v) for k, v in diff.new_required_inputs.items()},
+                            removed=list(diff.removed[:MAX_CHANGE_NAMES]),
+                            removed_count=len(diff.removed),
+                            added=list(diff.added[:MAX_CHANGE_NAMES]),
+                            added_count=len(diff.added),
+                            new_required_inputs={
+                                name: list(inputs[:MAX_CHANGE_INPUTS])
+                                for name, inputs in stricter[:MAX_CHANGE_NAMES]
+                            },
+                            new_required_inputs_count=len(stricter),
                         )
                     )
         check.tool_digest = digest
@@ -531,11 +741,12 @@ def _result_row(result: RunResult, region_id: int, now: datetime) -> dict[str, A
         "kind": outcome.kind.value if outcome.kind else "",
         "reason": outcome.reason,
         "http_status": outcome.http_status,
-        "server_name": server.name[:200] if server else "",
-        "server_version": server.version[:100] if server else "",
+        # Made storable and cut to the columns by storable_outcome().
+        "server_name": server.name if server else "",
+        "server_version": server.version if server else "",
         "protocol": outcome.protocol or "",
         "access": outcome.access.value if outcome.access else "",
-        "signin_server": (outcome.signin_server or "")[:2048],
+        "signin_server": outcome.signin_server or "",
         "transport": outcome.transport.value if outcome.transport else "",
         "tool_count": outcome.tool_count,
         "tool_digest": outcome.tool_digest or "",

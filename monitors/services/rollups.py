@@ -6,8 +6,10 @@ from collections import defaultdict
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Exists, F, OuterRef
+
 from monitors import latency
-from monitors.models import Healthcheck, Plan, ProbeResult, Rollup
+from monitors.models import Healthcheck, Plan, ProbeResult, Rollup, ToolList
 from monitors.rules import rollup_figures
 from probes.types import Status
 
@@ -116,7 +118,11 @@ def _sample_status(status: str, total_ms: float | None, threshold: int | None) -
 
 
 def results_prune(*, now: datetime, batch_size: int = 10_000) -> int:
-    """Delete raw results older than each plan's retention, in batches; rollups are kept."""
+    """Delete raw results older than each plan's retention, then the tool lists no result refers to.
+
+    Rollups are kept. Deletes go in batches of short transactions: pruning must never hold locks
+    the recorder waits on. Returns the number of results deleted.
+    """
     deleted = 0
     for plan in Plan.objects.all():
         cutoff = now - timedelta(days=plan.retention_days)
@@ -128,6 +134,29 @@ def results_prune(*, now: datetime, batch_size: int = 10_000) -> int:
             )
             if not ids:
                 break
-            # Short transactions: pruning must never hold locks the recorder waits on.
             deleted += ProbeResult.objects.filter(id__in=ids).delete()[0]
+        _prune_tool_lists(plan, cutoff, batch_size=batch_size)
     return deleted
+
+
+def _prune_tool_lists(plan: Plan, cutoff: datetime, *, batch_size: int) -> int:
+    """Delete the plan's tool lists that no result refers to any more; return how many.
+
+    A list is stored with the first result that carries its digest, so only a list first seen
+    before the cutoff can have lost its results. The healthcheck's current list stays whatever
+    its results say: the next run's tool change is told against it.
+    """
+    referenced = ProbeResult.objects.filter(
+        healthcheck_id=OuterRef("healthcheck_id"), tool_digest=OuterRef("digest")
+    )
+    pruned = 0
+    while True:
+        ids = list(
+            ToolList.objects.filter(healthcheck__organization__plan=plan, first_seen_at__lt=cutoff)
+            .exclude(digest=F("healthcheck__tool_digest"))
+            .exclude(Exists(referenced))
+            .values_list("id", flat=True)[:batch_size]
+        )
+        if not ids:
+            return pruned
+        pruned += ToolList.objects.filter(id__in=ids).delete()[0]

@@ -32,7 +32,10 @@ Enqueue = Callable[[str, list[BatchItem], float], None]  # (region, items, delay
 
 
 def probe_env() -> ProbeEnv:
-    return ProbeEnv(allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS)
+    """Return what every check of this process shares, from the settings: the guard, the DNS servers."""
+    return ProbeEnv(
+        allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS, nameservers=tuple(settings.UPTIMY_DNS_SERVERS)
+    )
 
 
 def batches_for(claims: Iterable[Claim]) -> list[tuple[str, list[BatchItem]]]:

@@ -113,6 +113,7 @@ async def _signin(ex: Exchange, need: NeedsSignIn) -> ProbeOutcome:
         protocol=ex.protocol,
         access=Access.OAUTH,
         signin_server=signin.issuer,
+        signin_discovery=signin.discovery,
         transport=ex.transport,
         http_status=401,
         warnings=tuple(dict.fromkeys(ex.warnings)),
@@ -148,6 +149,7 @@ def _verdict(ex: Exchange, tools: list[ToolInfo]) -> ProbeOutcome:
 def tool_digest(tools: list[ToolInfo] | tuple[ToolInfo, ...]) -> str:
     """Return a stable sha256 of the sorted (name, required inputs) list, to tell a changed tool list."""
     canonical = sorted((tool.name, sorted(tool.required_inputs)) for tool in tools)
+    # surrogatepass: a hostile name may hold a lone surrogate, and still gets a digest of its own.
     return hashlib.sha256(
-        json.dumps(canonical, separators=(",", ":"), ensure_ascii=False).encode()
+        json.dumps(canonical, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
     ).hexdigest()

@@ -26,3 +26,23 @@ def fast_mcp() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def fuzz_client(make_client, now):
+    """Return a client of an organization of its own with one MCP check (seed_id), for the fuzzers."""
+    from monitors.models import Plan
+    from monitors.services import healthcheck_create, organization_create
+    from probes.checks.mcp import MCP
+
+    organization = organization_create(slug="fuzz", plan=Plan.objects.get(slug="paid"))
+    seed = healthcheck_create(
+        organization=organization,
+        name="seed",
+        check_type=MCP,
+        config={"uri": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+        now=now,
+    )
+    client = make_client(organization)
+    client.seed_id = str(seed.public_id)
+    return client

@@ -14,10 +14,6 @@ from drf_spectacular.generators import SchemaGenerator
 from hypothesis import HealthCheck, given, settings
 from schemathesis.core import NotSet
 
-from monitors.models import Plan
-from monitors.services import healthcheck_create, organization_create
-from probes.checks.mcp import MCP
-
 
 def _operations() -> list:
     document = json.loads(json.dumps(SchemaGenerator().get_schema(request=None, public=True), default=str))
@@ -28,21 +24,6 @@ def _operations() -> list:
 # POST …/run/ runs real checks (and waits for region workers when a broker is configured);
 # tests/monitors/test_results_api.py covers it with a loopback server instead.
 OPERATIONS = [op for op in _operations() if not op.path.endswith("/run/")]
-
-
-@pytest.fixture
-def fuzz_client(make_client, now):
-    organization = organization_create(slug="fuzz", plan=Plan.objects.get(slug="paid"))
-    seed = healthcheck_create(
-        organization=organization,
-        name="seed",
-        check_type=MCP,
-        config={"uri": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer x"}},
-        now=now,
-    )
-    client = make_client(organization)
-    client.seed_id = str(seed.public_id)
-    return client
 
 
 def test_the_schema_lists_every_operation():

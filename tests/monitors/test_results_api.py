@@ -185,8 +185,11 @@ def test_tool_changes_list_the_difference(client, check):
             "at": "2026-11-29T11:01:09Z",
             "region": "eu-west",
             "removed": ["fetch"],
+            "removed_count": 1,
             "added": [],
+            "added_count": 0,
             "new_required_inputs": {},
+            "new_required_inputs_count": 0,
             "previous_digest": "d1",
             "digest": "d2",
         }

@@ -140,7 +140,7 @@ def test_changing_the_interval_moves_the_next_slot_onto_the_new_grid(org, now):
 
     updated = healthcheck_update(
         healthcheck=healthcheck, changes={"interval_seconds": 300}, partial=True, now=at(1)
-    )
+    ).healthcheck
 
     assert updated.slot_offset == slot_offset_for(updated.public_id, 300)
     assert at(1) <= updated.next_check_at < at(6)

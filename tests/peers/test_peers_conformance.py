@@ -243,6 +243,7 @@ def test_auth_discovery_checks_succeed(suite, scenario):
     assert verdict["status"] == "up", verdict
     assert verdict["access"] == "oauth"
     assert verdict["signin_server"]
+    assert verdict["signin_discovery"] == "2025-06-18+"
     assert verdict["tools"] is None
     assert verdict["tool_names"] == []
 
@@ -277,16 +278,32 @@ def test_metadata_issuer_mismatch_is_refused(suite):
     assert "issuer" in verdict["reason"]
 
 
-@pytest.mark.parametrize(
-    "scenario", ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
-)
-def test_2025_03_26_sign_in_without_resource_metadata_is_not_discoverable(suite, scenario):
-    """Issue 3 builds discoverable sign-in on RFC 9728 metadata; a 2025-03-26 server has none."""
+def test_2025_03_26_metadata_at_the_origin_is_discoverable_through_the_fallback(suite):
+    """No protected resource metadata, RFC 8414 metadata at the MCP server's origin naming it as
+    issuer: the SDK clients sign in there (the 2025-03-26 rule), so the check is up and says how
+    (issue 9). Registration, authorization and token stay expected failures in the baseline."""
+    scenario = "auth/2025-03-26-oauth-metadata-backcompat"
+    assert suite.status(scenario, "authorization-server-metadata") == ["SUCCESS"]
+    verdict = suite.verdict(scenario)
+    assert verdict["status"] == "up", verdict
+    assert verdict["access"] == "oauth"
+    assert verdict["signin_discovery"] == "2025-03-26-fallback"
+    # The scenario server is its own authorization server: its origin, the MCP URL minus /mcp.
+    assert re.fullmatch(r"http://localhost:\d+", verdict["signin_server"]), verdict
+    assert verdict["tools"] is None
+
+
+def test_2025_03_26_server_without_any_metadata_is_not_discoverable(suite):
+    """Only the 2025-03-26 default endpoints (/authorize, /token, /register at the origin): no
+    metadata proves a sign-in, so the check stays signin_not_discoverable, naming both steps."""
+    scenario = "auth/2025-03-26-oauth-endpoint-fallback"
     verdict = suite.verdict(scenario)
 
     assert verdict["status"] == "down"
     assert verdict["kind"] == "signin_not_discoverable"
-    assert "protected resource metadata" in verdict["reason"]
+    assert verdict["signin_discovery"] is None
+    assert "no protected resource metadata" in verdict["reason"]
+    assert "no 2025-03-26 authorization server metadata at the server's origin" in verdict["reason"]
 
 
 @pytest.mark.parametrize("scenario", ["tools_call", "sse-retry", "elicitation-sep1034-client-defaults"])

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from probes.types import Access, FailureKind, Status, Transport
+from probes.types import Access, FailureKind, SigninDiscovery, Status, Transport
 
 pytestmark = pytest.mark.peers
 
@@ -181,6 +181,8 @@ def test_keyless_check_finds_discoverable_sign_in(peers, sdk, mcp_check, resourc
     assert_up(outcome)
     assert outcome.access is Access.OAUTH
     assert outcome.signin_server == peers.sdk(auth_server) + issuer_path
+    assert outcome.signin_discovery is SigninDiscovery.RESOURCE_METADATA
+    assert not any("2025-03-26" in warning for warning in outcome.warnings)
     assert outcome.tool_names == ()
     log = peers.sdk_log(resource)
     assert_polite(log)
@@ -226,6 +228,43 @@ def test_issuer_with_a_trailing_slash_quirk_passes_with_a_warning(peers, sdk, mc
     assert outcome.access is Access.OAUTH
     assert outcome.signin_server == peers.sdk("as-naive")
     assert any("issuer" in warning.lower() for warning in outcome.warnings), outcome.warnings
+
+
+# --- OAuth the 2025-03-26 way: no RFC 9728 metadata, the server's origin is the AS ---
+
+
+def test_keyless_check_of_a_2025_03_26_server_finds_sign_in_through_the_fallback(peers, sdk, mcp_check):
+    """The SDK server built with an embedded authorization server and no resource_server_url has no
+    protected resource metadata; SDK clients sign in at its origin, so the check is up and says how."""
+    outcome = mcp_check(sdk("oauth-legacy") + "/mcp")
+
+    assert_up(outcome)
+    assert outcome.access is Access.OAUTH
+    assert outcome.signin_server == peers.sdk("oauth-legacy")
+    assert outcome.signin_discovery is SigninDiscovery.LEGACY_FALLBACK
+    assert outcome.warnings[0].startswith("Sign-in was found only through the 2025-03-26 fallback")
+    assert outcome.tool_names == ()
+    log = peers.sdk_log("oauth-legacy")
+    assert_polite(log)
+    assert not any(e["authorization"] for e in log)
+    # Both RFC 9728 locations first (404 here), then the origin's RFC 8414 metadata, found at
+    # once; nothing after it: no register, authorize or token.
+    assert [(e["http"], e["path"]) for e in log] == [
+        ("POST", "/mcp"),
+        ("GET", "/.well-known/oauth-protected-resource/mcp"),
+        ("GET", "/.well-known/oauth-protected-resource"),
+        ("GET", "/.well-known/oauth-authorization-server"),
+    ]
+
+
+def test_check_with_a_valid_key_on_a_2025_03_26_server_lists_the_tools(peers, sdk, mcp_check):
+    outcome = mcp_check(sdk("oauth-legacy") + "/mcp", headers={"Authorization": "Bearer uptimy-peer-token"})
+
+    assert_up(outcome)
+    assert outcome.access is Access.KEY
+    assert outcome.signin_discovery is None
+    assert sorted(outcome.tool_names) == list(SDK_TOOLS)
+    assert_polite(peers.sdk_log("oauth-legacy"))
 
 
 # --- one connection per check ---

@@ -14,11 +14,15 @@ from probes.oauth import (
     resource_metadata_url,
     resource_verdict,
 )
-from probes.types import Access, FailureKind, Status
+from probes.runner import outcome_to_json
+from probes.types import Access, FailureKind, SigninDiscovery, Status
 
 PRM_PATH = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
 PRM_ROOT = "https://mcp.example.com/.well-known/oauth-protected-resource"
 AS = "https://login.example.com"
+ORIGIN = "https://mcp.example.com"
+LEGACY_OAUTH = f"{ORIGIN}/.well-known/oauth-authorization-server"
+LEGACY_OIDC = f"{ORIGIN}/.well-known/openid-configuration"
 
 
 def as_doc(issuer: str, **extra: object) -> dict[str, object]:
@@ -347,3 +351,208 @@ def test_401_without_www_authenticate_still_runs_discovery(mock):
     mock.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
     mock.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS))
     assert run(mcp()).status is Status.UP
+
+
+# --- the 2025-03-26 fallback: no RFC 9728 metadata anywhere, metadata at the MCP server's origin ---
+
+
+def no_resource_metadata(mock) -> None:
+    mock.get(url__startswith=f"{ORIGIN}/.well-known/oauth-protected-resource").respond(404)
+
+
+def fallback_warnings(outcome) -> list[str]:
+    return [warning for warning in outcome.warnings if "2025-03-26 fallback" in warning]
+
+
+@pytest.mark.parametrize(
+    ("mcp_url", "origin"),
+    [
+        (URL, ORIGIN),
+        # The authorization base URL discards the path, never the port.
+        ("https://mcp.example.com:8443/v1/mcp", "https://mcp.example.com:8443"),
+    ],
+)
+def test_legacy_signin_is_found_through_rfc_8414_metadata_at_the_origin(mock, mcp_url, origin):
+    mock.post(mcp_url).respond(401, headers={"www-authenticate": 'Bearer realm="mcp"'})
+    mock.get(url__startswith=f"{origin}/.well-known/oauth-protected-resource").respond(404)
+    metadata = mock.get(f"{origin}/.well-known/oauth-authorization-server").respond(json=as_doc(origin))
+    openid = mock.get(f"{origin}/.well-known/openid-configuration").respond(404)
+
+    outcome = run(mcp(mcp_url))
+
+    assert outcome.status is Status.UP
+    assert outcome.kind is None
+    assert outcome.access is Access.OAUTH
+    assert outcome.signin_server == origin
+    assert outcome.signin_discovery is SigninDiscovery.LEGACY_FALLBACK
+    assert outcome.http_status == 401
+    [sentence] = fallback_warnings(outcome)
+    assert sentence.startswith("Sign-in was found only through the 2025-03-26 fallback")
+    assert f"{origin}/.well-known/oauth-authorization-server" in sentence
+    # https endpoints, PKCE S256 and a registration endpoint: nothing else to say.
+    assert outcome.warnings == (sentence,)
+    assert metadata.call_count == 1
+    assert not openid.called
+    data = outcome_to_json(outcome)
+    assert (data["status"], data["access"], data["signin_server"]) == ("up", "oauth", origin)
+    assert data["signin_discovery"] == "2025-03-26-fallback"
+
+
+def test_legacy_signin_is_found_through_openid_metadata_at_the_origin(protected):
+    no_resource_metadata(protected)
+    protected.get(LEGACY_OAUTH).respond(404)
+    protected.get(LEGACY_OIDC).respond(json=as_doc(ORIGIN, jwks_uri=f"{ORIGIN}/jwks"))
+
+    outcome = run(mcp())
+
+    assert outcome.status is Status.UP
+    assert outcome.signin_server == ORIGIN
+    assert outcome.signin_discovery is SigninDiscovery.LEGACY_FALLBACK
+    assert LEGACY_OIDC in fallback_warnings(outcome)[0]
+    # The Python SDK client reads only the RFC 8414 URL on this path: say so.
+    assert any("found only OpenID metadata" in warning for warning in outcome.warnings)
+
+
+def test_legacy_issuer_may_be_the_origin_with_a_trailing_slash(protected):
+    """The TS client takes new URL('/', serverUrl) as the issuer; the Python client accepts both."""
+    no_resource_metadata(protected)
+    protected.get(LEGACY_OAUTH).respond(json=as_doc(ORIGIN + "/"))
+
+    outcome = run(mcp())
+
+    assert outcome.status is Status.UP
+    assert outcome.signin_discovery is SigninDiscovery.LEGACY_FALLBACK
+    assert not any("issuer" in warning for warning in outcome.warnings)
+
+
+@pytest.mark.parametrize(
+    "issuer", ["https://login.example.com", "https://mcp.example.com/mcp", "http://mcp.example.com", None]
+)
+def test_legacy_issuer_mismatch_is_not_discoverable(protected, issuer):
+    no_resource_metadata(protected)
+    doc = as_doc(ORIGIN)
+    if issuer is None:
+        del doc["issuer"]
+    else:
+        doc["issuer"] = issuer
+    protected.get(LEGACY_OAUTH).respond(json=doc)
+
+    outcome = run(mcp())
+
+    assert outcome.status is Status.DOWN
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert outcome.access is Access.OAUTH
+    assert outcome.signin_discovery is None
+    assert outcome.reason.startswith("Sign-in isn't discoverable: no protected resource metadata")
+    assert "2025-03-26 fallback failed: issuer mismatch" in outcome.reason
+    assert f"expected the server's origin {ORIGIN}" in outcome.reason
+
+
+@pytest.mark.parametrize("missing", ["authorization_endpoint", "token_endpoint"])
+def test_legacy_metadata_without_endpoints_is_not_discoverable(protected, missing):
+    no_resource_metadata(protected)
+    doc = as_doc(ORIGIN)
+    del doc[missing]
+    protected.get(LEGACY_OAUTH).respond(json=doc)
+
+    outcome = run(mcp())
+
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert "2025-03-26 fallback failed" in outcome.reason
+    assert f"{LEGACY_OAUTH} lists no {missing}" in outcome.reason
+
+
+def test_401_with_neither_resource_metadata_nor_origin_metadata_is_not_discoverable(protected):
+    """The 2025-03-26 default endpoints (/authorize, /token) prove nothing: no metadata, no sign-in."""
+    fallback_404(protected)
+
+    outcome = run(mcp())
+
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert outcome.signin_discovery is None
+    assert outcome.reason.startswith("Sign-in isn't discoverable: no protected resource metadata (tried ")
+    assert "no 2025-03-26 authorization server metadata at the server's origin" in outcome.reason
+    assert f"{LEGACY_OAUTH}: HTTP 404; {LEGACY_OIDC}: HTTP 404" in outcome.reason
+
+
+def test_rfc_9728_metadata_is_preferred_to_the_fallback(protected):
+    protected.get(PRM_PATH).respond(json={"resource": URL, "authorization_servers": [AS]})
+    protected.get(f"{AS}/.well-known/oauth-authorization-server").respond(json=as_doc(AS))
+    legacy = protected.get(LEGACY_OAUTH).respond(json=as_doc(ORIGIN))
+
+    outcome = run(mcp())
+
+    assert outcome.status is Status.UP
+    assert outcome.signin_server == AS
+    assert outcome.signin_discovery is SigninDiscovery.RESOURCE_METADATA
+    assert outcome_to_json(outcome)["signin_discovery"] == "2025-06-18+"
+    assert not fallback_warnings(outcome)
+    assert outcome.warnings == ()
+    assert not legacy.called
+
+
+def test_unusable_rfc_9728_metadata_does_not_fall_back(protected):
+    """Metadata for another resource is refused, as the SDKs refuse it; it is not "no metadata"."""
+    protected.get(PRM_PATH).respond(
+        json={"resource": "https://elsewhere.example.com/mcp", "authorization_servers": [AS]}
+    )
+    legacy = protected.get(LEGACY_OAUTH).respond(json=as_doc(ORIGIN))
+
+    outcome = run(mcp())
+
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert not legacy.called
+
+
+@pytest.mark.parametrize("status", [500, 503, 429])
+def test_a_server_error_on_resource_metadata_does_not_fall_back(protected, status):
+    """The Python SDK client's rule: a 5xx or 429 does not show that the metadata is absent."""
+    protected.get(PRM_PATH).respond(status)
+    protected.get(PRM_ROOT).respond(404)
+    legacy = protected.get(LEGACY_OAUTH).respond(json=as_doc(ORIGIN))
+
+    outcome = run(mcp())
+
+    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert f"{PRM_PATH} answered HTTP {status}" in outcome.reason
+    assert "the 2025-03-26 fallback to the server's origin was not tried" in outcome.reason
+    assert not legacy.called
+
+
+def test_a_broken_header_url_still_allows_the_fallback_with_both_warnings(mock):
+    mock.post(URL).respond(401, headers={"www-authenticate": f'Bearer resource_metadata="{ORIGIN}/gone"'})
+    mock.get(f"{ORIGIN}/gone").respond(404)
+    no_resource_metadata(mock)
+    mock.get(LEGACY_OAUTH).respond(json=as_doc(ORIGIN))
+
+    outcome = run(mcp())
+
+    assert outcome.status is Status.UP
+    assert outcome.signin_discovery is SigninDiscovery.LEGACY_FALLBACK
+    assert fallback_warnings(outcome)
+    assert any("resource_metadata URL" in warning for warning in outcome.warnings)
+
+
+def test_legacy_metadata_on_plain_http_endpoints_keeps_the_endpoint_warnings(protected):
+    no_resource_metadata(protected)
+    doc = as_doc(ORIGIN, token_endpoint="http://mcp.example.com/token")
+    del doc["registration_endpoint"]
+    protected.get(LEGACY_OAUTH).respond(json=doc)
+
+    outcome = run(mcp())
+
+    assert outcome.status is Status.UP
+    assert "The token_endpoint is not https" in outcome.warnings
+    assert any("no client registration" in warning for warning in outcome.warnings)
+
+
+def test_legacy_metadata_redirects_go_through_the_address_guard(protected, dns):
+    dns["cdn.example.net"] = ["10.0.0.9"]
+    no_resource_metadata(protected)
+    protected.get(LEGACY_OAUTH).respond(307, headers={"location": "https://cdn.example.net/as"})
+    internal = protected.get("https://cdn.example.net/as").respond(json=as_doc(ORIGIN))
+
+    outcome = run(mcp())
+
+    assert outcome.kind is FailureKind.BLOCKED_ADDRESS
+    assert not internal.called

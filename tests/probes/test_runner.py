@@ -10,7 +10,16 @@ from probe_support import URL, mcp
 
 from probes import runner
 from probes.checks.mcp import MCP
-from probes.runner import ProbeEnv, default_ssl_context, outcome_to_json, run_batch, run_check_sync
+from probes.redact import redactor_for
+from probes.runner import (
+    ProbeEnv,
+    default_ssl_context,
+    finish_outcome,
+    outcome_to_json,
+    run_batch,
+    run_check_sync,
+)
+from probes.text import is_storable
 from probes.types import Access, FailureKind, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo, Transport
 
 
@@ -46,6 +55,7 @@ def test_outcome_to_json_has_the_documented_shape():
         "protocol": "2025-11-25",
         "access": "open",
         "signin_server": None,
+        "signin_discovery": None,
         "tools": 2,
         "tool_names": ["a", "b"],
         "missing_tools": [],
@@ -129,3 +139,28 @@ def test_per_host_cap_does_not_hold_back_other_hosts(monkeypatch):
     items = [(i, mcp(URL if i % 2 else "https://other.example.com/mcp")) for i in range(8)]
     asyncio.run(run_batch(items, ProbeEnv(), max_in_flight=10, per_host=1))
     assert peak == 2
+
+
+POISON = "evil\u0000\ud800"
+
+
+def test_every_text_of_an_outcome_is_made_storable_as_the_check_ends():
+    outcome = ProbeOutcome(
+        status=Status.DOWN,
+        kind=FailureKind.MISSING_TOOLS,
+        reason=f"missing {POISON}",
+        server=ServerInfo(POISON, POISON),
+        protocol=POISON,
+        signin_server=POISON,
+        tools=(ToolInfo(POISON, (POISON,)),),
+        missing_tools=(POISON,),
+        warnings=(POISON,),
+    )
+
+    finished = finish_outcome(outcome, redactor_for(()))
+
+    texts = [finished.reason, *finished.warnings, finished.server.name, finished.server.version]
+    texts += [finished.protocol, finished.signin_server, *finished.missing_tools]
+    texts += [name for tool in finished.tools for name in (tool.name, *tool.required_inputs)]
+    assert all(is_storable(text) for text in texts)
+    assert finished.tool_names == ("evil\ufffd",)

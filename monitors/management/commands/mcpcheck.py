@@ -6,12 +6,12 @@ import json
 import sys
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from monitors.worker.execution import probe_env
 from probes.checks.mcp import McpConfig, parse_mcp_config
 from probes.config import ConfigError
-from probes.runner import ProbeEnv, crashed_outcome, outcome_to_json, run_check_sync
+from probes.runner import crashed_outcome, outcome_to_json, run_check_sync
 from probes.types import ProbeOutcome, Status
 
 # Exit codes: 0 up, 1 down, 2 a usage or config error (argparse's own code for bad usage).
@@ -53,7 +53,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         config = self._config(options)
-        env = ProbeEnv(allow_private=bool(settings.UPTIMY_ALLOW_PRIVATE_TARGETS))
+        env = probe_env()
         try:
             outcome = run_check_sync(config, env)
         except Exception as exc:

@@ -62,6 +62,9 @@ class Command(BaseCommand):
         self.stdout.flush()
         manager = Manager()
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # gunicorn here speaks plain HTTP: Secure-only cookies would never come back to the
+        # admin's login over it. Behind a TLS proxy, set SECURE_COOKIES=true.
+        env.setdefault("SECURE_COOKIES", "false")
         queues = [region.queue for region in regions_enabled()]
         for name, command in parts(
             host=host, port=port, broker=bool(settings.REDIS_URL), region_queues=queues
@@ -76,3 +79,11 @@ class Command(BaseCommand):
         if created["api_key"]:
             self.stdout.write(f"API key for {created['organization']}: {created['api_key']}  (shown once)")
         self.stdout.write(f"Database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
+        if settings.LOCAL_SECRETS_FILE is not None:
+            self.stdout.write(
+                f"Secrets: {settings.LOCAL_SECRETS_FILE} (generated on first start; keep it with the database)"
+            )
+        if settings.DEBUG:
+            self.stdout.write(
+                "DEBUG is on: never expose this server; error pages show settings and requests."
+            )

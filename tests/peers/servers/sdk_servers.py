@@ -144,6 +144,14 @@ class NoAuthorizationProvider:
         return refuse
 
 
+class EmbeddedAuthorizationProvider(NoAuthorizationProvider):
+    """Back the authorization server a 2025-03-26 server embeds: it verifies GOOD_TOKEN (the SDK
+    calls load_access_token for that), and every other call is still a test failure."""
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        return await AcceptOneToken().verify_token(token)
+
+
 def add_tools(server: MCPServer) -> None:
     """Give an SDK server three read-only tools; calling any of them fails loudly."""
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
@@ -219,6 +227,23 @@ def protected(as_name: str, issuer_suffix: str = "", issuer_as_anyhttpurl: bool 
         return server.streamable_http_app()
 
     return build
+
+
+def legacy_protected(urls: dict[str, str]) -> Any:
+    """Build a 2025-03-26-style SDK server: no RFC 9728 metadata anywhere, its own origin the AS.
+
+    The SDK's own way to do it: MCPServer with an auth_server_provider and no resource_server_url
+    serves RFC 8414 metadata whose issuer is the origin at /.well-known/oauth-authorization-server,
+    with /authorize, /token and /register beside it, and answers 401 without resource_metadata.
+    """
+    auth = AuthSettings(
+        issuer_url=urls[CURRENT],
+        resource_server_url=None,
+        required_scopes=SCOPES,
+        client_registration_options=ClientRegistrationOptions(enabled=True),
+    )
+    server = mcp_server("sdk-legacy-oauth", auth_server_provider=EmbeddedAuthorizationProvider(), auth=auth)
+    return server.streamable_http_app()
 
 
 def _auth_routes(issuer: str) -> list[Route]:
@@ -298,6 +323,8 @@ BUILDERS: dict[str, Callable[[dict[str, str]], Any]] = {
     "oauth-oidc-root": protected("as-oidc-root"),
     # PRM names "http://h:p" while the naive AS calls itself "http://h:p/".
     "oauth-naive": protected("as-naive"),
+    # No RFC 9728 metadata: sign-in only through the 2025-03-26 rule (the origin is the AS).
+    "oauth-legacy": legacy_protected,
 }
 CURRENT = "__current__"
 
