@@ -133,7 +133,7 @@ class Healthcheck(models.Model):
     public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     name = models.CharField(max_length=200)
     type = models.PositiveSmallIntegerField(
-        help_text="The check type's number in the registry (probes.checks): 1 HTTP, 13 MCP."
+        help_text="The check type's number in the check-type registry (probes.checks)."
     )
     # The API-shaped config without header values; those live encrypted in secret_headers.
     config = models.JSONField(default=dict)

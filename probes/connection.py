@@ -78,8 +78,26 @@ def host_of(url: httpx.URL) -> str:
     return url.raw_host.decode("ascii").lower()
 
 
+Origin = tuple[str, str, int]
+
+
+def origin_of(url: httpx.URL) -> Origin:
+    """Return the URL's origin: scheme, host as a connection names it, port (defaulted by scheme)."""
+    return (url.scheme, host_of(url), _port(url))
+
+
+def origin_of_uri(uri: str) -> Origin | None:
+    """Return the origin of a URI given as text, or None when it does not parse as a URL with a host."""
+    try:
+        url = httpx.URL(uri)
+    except (httpx.InvalidURL, UnicodeError):
+        return None
+    return origin_of(url) if url.host else None
+
+
 def same_origin(a: httpx.URL, b: httpx.URL) -> bool:
-    return (a.scheme, host_of(a), _port(a)) == (b.scheme, host_of(b), _port(b))
+    """Return whether two URLs share scheme, host and port: the unit a customer's headers are given for."""
+    return origin_of(a) == origin_of(b)
 
 
 def _port(url: httpx.URL) -> int:

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.db import transaction
 
@@ -17,6 +16,7 @@ from monitors.selectors import regions_allowed
 from monitors.slots import first_slot_at_or_after, slot_offset_for
 from probes.checks import CheckKind
 from probes.config import ConfigError
+from probes.connection import Origin, origin_of_uri
 from probes.types import Status
 
 DEFAULT_INTERVAL_SECONDS = 60
@@ -180,21 +180,8 @@ def _same_origin(a: object, b: object) -> bool:
     return origin is not None and origin == _origin(b)
 
 
-def _origin(uri: object) -> tuple[str, str, int] | None:
-    if not isinstance(uri, str):
-        return None
-    try:
-        parts = urlsplit(uri)
-        port = parts.port
-    except ValueError:
-        return None
-    if not parts.hostname:
-        return None
-    scheme = parts.scheme.lower()
-    return scheme, parts.hostname, port if port is not None else _DEFAULT_PORTS.get(scheme, 80)
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+def _origin(uri: object) -> Origin | None:
+    return origin_of_uri(uri) if isinstance(uri, str) else None
 
 
 def _origin_words(uri: object) -> str:
