@@ -237,6 +237,12 @@ class ProbeResult(models.Model):
     protocol = models.CharField(max_length=16, blank=True, default="")
     access = models.CharField(max_length=8, blank=True, default="")
     signin_server = models.CharField(max_length=2048, blank=True, default="")
+    signin_discovery = models.CharField(
+        max_length=24,
+        blank=True,
+        default="",
+        help_text="How sign-in was found: 2025-06-18+ (resource metadata) or 2025-03-26-fallback (the origin's).",
+    )
     transport = models.CharField(max_length=16, blank=True, default="")
     tool_count = models.PositiveIntegerField(null=True, blank=True)
     tool_digest = models.CharField(max_length=64, blank=True, default="")

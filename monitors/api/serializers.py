@@ -253,6 +253,9 @@ class ProbeResultSerializer(serializers.ModelSerializer[ProbeResult]):
     server = serializers.SerializerMethodField()
     timings = serializers.SerializerMethodField()
     kind = serializers.SerializerMethodField()
+    signin_discovery = serializers.SerializerMethodField(
+        help_text="How sign-in was found: 2025-06-18+ (resource metadata) or 2025-03-26-fallback; null otherwise."
+    )
 
     class Meta:
         model = ProbeResult
@@ -269,12 +272,17 @@ class ProbeResultSerializer(serializers.ModelSerializer[ProbeResult]):
             "protocol",
             "access",
             "signin_server",
+            "signin_discovery",
             "transport",
             "tool_count",
             "tool_digest",
             "missing_tools",
             "timings",
         ]
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_signin_discovery(self, obj: ProbeResult) -> str | None:
+        return obj.signin_discovery or None
 
     @extend_schema_field(OpenApiTypes.STR)
     def get_kind(self, obj: ProbeResult) -> str | None:

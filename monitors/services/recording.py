@@ -747,6 +747,7 @@ def _result_row(result: RunResult, region_id: int, now: datetime) -> dict[str, A
         "protocol": outcome.protocol or "",
         "access": outcome.access.value if outcome.access else "",
         "signin_server": outcome.signin_server or "",
+        "signin_discovery": outcome.signin_discovery.value if outcome.signin_discovery else "",
         "transport": outcome.transport.value if outcome.transport else "",
         "tool_count": outcome.tool_count,
         "tool_digest": outcome.tool_digest or "",

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from monitors.models import Healthcheck, ProbeResult, Region, Rollup, ToolChange
 from monitors.services import RunResult, healthcheck_create, outcomes_record
 from probes.checks.mcp import MCP
-from probes.types import FailureKind, ProbeOutcome, Status, Timings, ToolInfo
+from probes.types import Access, FailureKind, ProbeOutcome, SigninDiscovery, Status, Timings, ToolInfo
 
 URL = "/api/v1/healthchecks/"
 SLOT = datetime(2026, 11, 29, 11, 0, 7, tzinfo=UTC)
@@ -81,6 +81,24 @@ def test_results_list_newest_first_with_the_result_fields(client, history):
     assert first["slot"] == "2026-11-29T11:02:07Z"
     assert set(first) >= {"region", "slot", "attempt", "status", "kind", "reason", "timings", "tool_count"}
     assert first["timings"]["total_ms"] == 102.0
+
+
+@pytest.mark.parametrize(
+    ("discovery", "shown"),
+    [(SigninDiscovery.LEGACY_FALLBACK, "2025-03-26-fallback"), (None, None)],
+)
+def test_results_say_how_sign_in_was_found(client, check, discovery, shown):
+    outcome = ProbeOutcome(
+        status=Status.UP,
+        access=Access.OAUTH if discovery else None,
+        signin_server="https://mcp.example.com" if discovery else None,
+        signin_discovery=discovery,
+    )
+    record(check, "eu-west", minutes(0), outcome)
+
+    [result] = client.get(url_of(check, "results/")).json()["results"]
+
+    assert result["signin_discovery"] == shown
 
 
 def test_results_filter_by_region(client, history):

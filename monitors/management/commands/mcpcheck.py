@@ -123,7 +123,12 @@ def summary(config: McpConfig, outcome: ProbeOutcome) -> str:
     if server:
         lines.append(f"  server: {server.get('name')} {server.get('version')}".rstrip())
     if data.get("signin_server"):
-        lines.append(f"  sign-in server: {data['signin_server']}")
+        found = (
+            " (found through the 2025-03-26 fallback)"
+            if data.get("signin_discovery") == "2025-03-26-fallback"
+            else ""
+        )
+        lines.append(f"  sign-in server: {data['signin_server']}{found}")
     if data.get("tools") is not None:
         names = list(data.get("tool_names") or [])
         shown = ", ".join(names[:20]) + (f", … ({len(names) - 20} more)" if len(names) > 20 else "")
