@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 import uuid
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -19,6 +18,7 @@ from monitors.worker.scheduling import claim_due
 from probes.checks.mcp import MCP
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a whole minute, hour and day in epoch seconds
+HANG_SECONDS = 60.0  # only a hung thread takes this long: an upper bound, never a wait
 
 
 def at(minutes: int = 0, seconds: float = 0) -> datetime:
@@ -309,29 +309,36 @@ def test_postgresql_claim_skips_rows_another_transaction_holds_without_waiting(p
     held = make_check(org, now, name="held")
     free = make_check(org, now, name="free", offset=3)
     locked, release = threading.Event(), threading.Event()
+    released: list[bool] = []
 
     def hold() -> None:
         try:
             with transaction.atomic():
                 list(Healthcheck.objects.select_for_update().filter(pk=held.pk))
                 locked.set()
-                release.wait(10)
+                # Hold the row until the claim below has returned, however long that takes;
+                # the bound only ends a test that hangs.
+                released.append(release.wait(HANG_SECONDS))
         finally:
             connection.close()
 
     holder = threading.Thread(target=hold)
     holder.start()
     try:
-        assert locked.wait(10)
-        started = time.monotonic()
-        claims = claim_due(now=at(0, 10))
-        elapsed = time.monotonic() - started
+        assert locked.wait(HANG_SECONDS)
+        # "Without waiting", from PostgreSQL itself rather than a stopwatch: a claim that queued
+        # on the held row's lock fails at once with "canceling statement due to lock timeout",
+        # however busy the machine (a claim that never waits never meets the timeout).
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '1s'")
+            claims = claim_due(now=at(0, 10))
     finally:
         release.set()
         holder.join()
 
+    assert released == [True]  # the row stayed locked until claim_due had returned
     assert [c.healthcheck_id for c in claims] == [free.id]
-    assert elapsed < 2
     assert [c.healthcheck_id for c in claim_due(now=at(0, 10))] == [held.id]
 
 

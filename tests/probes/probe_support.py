@@ -1,5 +1,6 @@
 """Helpers for the check engine's tests: a scriptable fake MCP server for respx, real loopback
-servers for sockets, TLS and time, and certificates made on the spot.
+servers for sockets, TLS and time, a loop clock that can be frozen to move from timer to
+timer, and certificates made on the spot.
 """
 
 from __future__ import annotations
@@ -7,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import json
+import selectors
 import socket
 import ssl
-from collections.abc import AsyncIterator, Callable
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import h11
 import httpx
@@ -27,12 +30,115 @@ URL = "https://mcp.example.com/mcp"
 PUBLIC_IP = "93.184.216.34"
 TOOLS_CAP = {"tools": {"listChanged": True}}
 
+# Tests about deadlines on real sockets wait on what the server sees (a request, the client
+# closing), never on the wall clock; these bounds only turn a real hang into a failure, so a
+# busy machine's stalls can't reach them.
+HANG = 60.0  # seconds a loopback check may run before the test calls it hung
+LONG_TIMEOUT = 30.0  # a check deadline that a check which must not wait for it never gets near
+
+T = TypeVar("T")
+
 
 # --- running checks --------------------------------------------------------------------------
 
 
 def run(config: McpConfig | HttpConfig, env: ProbeEnv | None = None) -> ProbeOutcome:
     return asyncio.run(run_check(config, env or ProbeEnv()))
+
+
+async def unless_hung(awaitable: Awaitable[T]) -> T:
+    """Return what ``awaitable`` returns; fail if it still runs after HANG seconds (a real hang)."""
+    guard = asyncio.timeout(HANG)
+    try:
+        async with guard:
+            return await awaitable
+    except TimeoutError:
+        if guard.expired():
+            raise AssertionError(f"still running after {HANG:g} s: the check hung") from None
+        raise
+
+
+class _JumpingSelector(selectors.BaseSelector):
+    """Wait like the real selector, except on a frozen ControlledClockLoop: there, poll without
+    blocking and, when nothing is ready, move the loop's clock to its next timer at once."""
+
+    def __init__(self, loop: ControlledClockLoop) -> None:
+        self._real = selectors.DefaultSelector()
+        self._loop = loop
+
+    def register(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._real.register(fileobj, events, data)
+
+    def unregister(self, fileobj: Any) -> selectors.SelectorKey:
+        return self._real.unregister(fileobj)
+
+    def modify(self, fileobj: Any, events: int, data: Any = None) -> selectors.SelectorKey:
+        return self._real.modify(fileobj, events, data)
+
+    def get_map(self) -> Any:
+        return self._real.get_map()
+
+    def close(self) -> None:
+        self._real.close()
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if not self._loop.frozen or timeout is None:  # no timer at all: only I/O can wake the loop
+            return self._real.select(timeout)
+        ready = self._real.select(0)
+        if not ready and timeout > 0:
+            self._loop.advance(timeout)
+        return ready
+
+
+class ControlledClockLoop(asyncio.SelectorEventLoop):
+    """An event loop on the real clock until ``freeze()``; from then on ``time()`` moves only
+    while the loop would wait, and then straight to its next timer.
+
+    On a frozen clock, timers fire in the order of their deadlines and the loop's time counts
+    only the time spent waiting on them, never CPU time or a busy machine's stalls. Freeze it
+    only once no bytes in flight can change what is asserted: a jump to the next timer does not
+    wait for them (a respx check has none; a loopback server can freeze it once the client is
+    only waiting for an answer that will never come).
+    """
+
+    def __init__(self, *, frozen: bool = False) -> None:
+        self._frozen_at: float | None = None
+        super().__init__(_JumpingSelector(self))
+        if frozen:
+            self.freeze()
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen_at is not None
+
+    def freeze(self) -> None:
+        if self._frozen_at is None:
+            self._frozen_at = time.monotonic()
+
+    def advance(self, seconds: float) -> None:
+        assert self._frozen_at is not None
+        self._frozen_at += seconds
+
+    def time(self) -> float:
+        return time.monotonic() if self._frozen_at is None else self._frozen_at
+
+
+def freeze_clock() -> None:
+    """Freeze the running loop's clock (a ControlledClockLoop's): see ControlledClockLoop."""
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, ControlledClockLoop), "run the check on a ControlledClockLoop"
+    loop.freeze()
+
+
+def run_on_frozen_clock(
+    config: McpConfig | HttpConfig, env: ProbeEnv | None = None
+) -> tuple[ProbeOutcome, float]:
+    """Run one respx check on a frozen ControlledClockLoop; return its outcome and the seconds it waited."""
+    with asyncio.Runner(loop_factory=lambda: ControlledClockLoop(frozen=True)) as runner:
+        loop = runner.get_loop()
+        started = loop.time()
+        outcome = runner.run(run_check(config, env or ProbeEnv()))
+        return outcome, loop.time() - started
 
 
 def mcp(uri: str = URL, **kwargs: Any) -> McpConfig:
@@ -328,6 +434,15 @@ async def read_request(reader: asyncio.StreamReader) -> tuple[str, dict[str, str
     length = int(headers.get("content-length", "0"))
     body = await reader.readexactly(length) if length else b""
     return method, headers, body
+
+
+async def until_closed(reader: asyncio.StreamReader) -> None:
+    """Read and drop whatever comes until the client closes the connection; never answer."""
+    try:
+        while await reader.read(65536):
+            pass
+    except ConnectionError:
+        pass
 
 
 def http_response(status: int, body: bytes = b"", headers: dict[str, str] | None = None) -> bytes:

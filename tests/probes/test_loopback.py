@@ -1,4 +1,12 @@
-"""Real sockets on loopback: the guard, timings, TLS, one deadline against slow drips and hangs."""
+"""Real sockets on loopback: the guard, timings, TLS, one deadline against slow drips and hangs.
+
+The deadline tests never race the wall clock. A server that must not be waited for holds its
+connection until the client closes it, so only the check's deadline can end the exchange (or,
+in a test about not waiting, nothing can). Once the check can only be waiting on the server,
+the server freezes the loop's clock (ControlledClockLoop), which then goes from timer to timer:
+where the check ended, against its deadline, is exact whatever the machine's load. A check that
+never ends fails after HANG.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,20 @@ import json
 import time
 
 import pytest
-from probe_support import Certs, free_port, http_response, loopback, make_certs, mcp_handler, read_request
+from probe_support import (
+    LONG_TIMEOUT,
+    Certs,
+    ControlledClockLoop,
+    free_port,
+    freeze_clock,
+    http_response,
+    loopback,
+    make_certs,
+    mcp_handler,
+    read_request,
+    unless_hung,
+    until_closed,
+)
 
 from probes.checks.http import HttpConfig
 from probes.checks.mcp import McpConfig
@@ -20,9 +41,24 @@ OPEN = ProbeEnv(allow_private=True)
 def check(config, env=OPEN, handler=mcp_handler, tls=None):
     async def main():
         async with loopback(handler, tls=tls) as port:
-            return await run_check(config(port) if callable(config) else config, env)
+            return await unless_hung(run_check(config(port) if callable(config) else config, env))
 
     return asyncio.run(main())
+
+
+def check_on_clock(config, handler, *, frozen=False):
+    """Run a check against ``handler`` on a ControlledClockLoop, frozen from the start or by the
+    handler (freeze_clock); return the outcome and the loop times the check started and ended."""
+
+    async def main():
+        async with loopback(handler) as port:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            outcome = await unless_hung(run_check(config(port), OPEN))
+            return outcome, started, loop.time()
+
+    with asyncio.Runner(loop_factory=lambda: ControlledClockLoop(frozen=frozen)) as runner:
+        return runner.run(main())
 
 
 def test_loopback_server_is_checked_when_private_targets_are_allowed():
@@ -82,30 +118,45 @@ def test_a_server_that_closes_without_answering_is_connect():
 
 def test_a_server_that_never_answers_times_out_on_the_deadline():
     async def handler(reader, writer):
-        await asyncio.sleep(30)
+        await until_closed(reader)  # never answers
 
-    started = time.perf_counter()
-    outcome = check(lambda port: McpConfig(uri=f"http://127.0.0.1:{port}/mcp", timeout=1.0), handler=handler)
+    # Frozen from the start: nothing the server sends can matter, so the check ends exactly on
+    # its deadline, neither sooner nor later.
+    outcome, started, ended = check_on_clock(
+        lambda port: McpConfig(uri=f"http://127.0.0.1:{port}/mcp", timeout=1.0), handler, frozen=True
+    )
     assert outcome.kind is FailureKind.TIMEOUT
     assert outcome.reason == "No complete answer within 1 s (during initialize)"
-    assert 0.9 < time.perf_counter() - started < 3
+    assert ended - started == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("content_type", ["text/event-stream", "application/json"])
 def test_a_slow_drip_cannot_stretch_the_deadline(content_type):
+    asked_at = []
+
     async def handler(reader, writer):
         await read_request(reader)
+        asked_at.append(asyncio.get_running_loop().time())  # the check set its deadline before this
         head = f"HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: 100000\r\n\r\n"
         writer.write(head.encode())
-        for _ in range(100):
-            writer.write(b": drip\n\n" if content_type == "text/event-stream" else b" ")
-            await writer.drain()
-            await asyncio.sleep(0.05)
+        # Drip until the client hangs up, the answer never complete: a deadline that each drip
+        # stretched would never end. The clock goes from drip to drip from here.
+        freeze_clock()
+        try:
+            while not reader.at_eof():
+                writer.write(b": drip\n\n" if content_type == "text/event-stream" else b" ")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+        except ConnectionError:
+            pass
 
-    started = time.perf_counter()
-    outcome = check(lambda port: McpConfig(uri=f"http://127.0.0.1:{port}/mcp", timeout=1.0), handler=handler)
+    outcome, started, ended = check_on_clock(
+        lambda port: McpConfig(uri=f"http://127.0.0.1:{port}/mcp", timeout=LONG_TIMEOUT), handler
+    )
     assert outcome.kind is FailureKind.TIMEOUT
-    assert time.perf_counter() - started < 2
+    assert outcome.reason == f"No complete answer within {LONG_TIMEOUT:g} s (during initialize)"
+    # Ended on the deadline, set between the start and the request, after some 600 drips.
+    assert started + LONG_TIMEOUT <= ended <= asked_at[0] + LONG_TIMEOUT
 
 
 def test_a_stream_closed_before_the_answer_fails_at_once():
@@ -116,20 +167,32 @@ def test_a_stream_closed_before_the_answer_fails_at_once():
         )
         writer.write(b"9\r\ndata: {}\n\n\r\n0\r\n\r\n")
         await writer.drain()
-        await asyncio.sleep(30)
+        await until_closed(reader)  # the connection stays open: nothing but the check can end it
 
     started = time.perf_counter()
-    outcome = check(lambda port: McpConfig(uri=f"http://127.0.0.1:{port}/mcp", timeout=5.0), handler=handler)
+    outcome = check(
+        lambda port: McpConfig(uri=f"http://127.0.0.1:{port}/mcp", timeout=LONG_TIMEOUT), handler=handler
+    )
+    # Waiting for more would have run into the deadline, which ends as a timeout.
     assert outcome.kind is FailureKind.PROTOCOL
-    assert time.perf_counter() - started < 2
+    assert time.perf_counter() - started < LONG_TIMEOUT / 2
 
 
 def test_a_hanging_delete_never_decides_the_result_and_is_bounded():
+    asked_at = []
+    methods = []
+
     async def handler(reader, writer):
         while True:
             method, _headers, body = await read_request(reader)
+            asked_at.append(asyncio.get_running_loop().time())
+            methods.append(method if method == "DELETE" else json.loads(body)["method"])
             if method == "DELETE":
-                await asyncio.sleep(30)
+                # The check only waits for this answer now, which never comes: the clock goes
+                # from timer to timer from here.
+                freeze_clock()
+                await until_closed(reader)
+                return
             message = json.loads(body)
             if "id" not in message:
                 writer.write(http_response(202))
@@ -144,10 +207,13 @@ def test_a_hanging_delete_never_decides_the_result_and_is_bounded():
                 http_response(200, out, {"content-type": "application/json", "mcp-session-id": "s1"})
             )
 
-    started = time.perf_counter()
-    outcome = check(lambda port: McpConfig(uri=f"http://127.0.0.1:{port}/mcp", timeout=1.0), handler=handler)
+    outcome, _, ended = check_on_clock(
+        lambda port: McpConfig(uri=f"http://127.0.0.1:{port}/mcp", timeout=LONG_TIMEOUT), handler
+    )
     assert outcome.status is Status.UP
-    assert time.perf_counter() - started < 2
+    assert methods == ["initialize", "notifications/initialized", "DELETE"]  # no tools: no tools/list
+    # Bounded by the check's deadline, set before the first request.
+    assert ended <= asked_at[0] + LONG_TIMEOUT
 
 
 # --- TLS -------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import pytest
 from probe_support import (
+    LONG_TIMEOUT,
     PUBLIC_IP,
     URL,
     http_response,
@@ -21,7 +22,10 @@ from probe_support import (
     mcp_handler,
     read_request,
     run,
+    run_on_frozen_clock,
     sse_event,
+    unless_hung,
+    until_closed,
 )
 
 from probes.checks.http import HttpConfig
@@ -41,7 +45,7 @@ def check(handler: Any, config: Any = None) -> ProbeOutcome:
     async def main() -> ProbeOutcome:
         async with loopback(handler) as port:
             uri = f"http://127.0.0.1:{port}/mcp"
-            return await run_check(config(uri) if config else McpConfig(uri=uri), OPEN)
+            return await unless_hung(run_check(config(uri) if config else McpConfig(uri=uri), OPEN))
 
     return asyncio.run(main())
 
@@ -68,7 +72,12 @@ def test_an_sse_check_whose_streams_end_runs_on_one_connection(server, connectio
 
 
 def streaming_server(end_after: float | None):
-    """Answer requests with event streams that end ``end_after`` seconds after the answer (None: never)."""
+    """Answer requests with event streams that end ``end_after`` seconds after the answer (None: never).
+
+    The tests run these on a frozen ControlledClockLoop: the server's ``end_after`` and the
+    check's own wait for a stream's end are timers fired in the order of their deadlines, not
+    races against a busy machine's clock.
+    """
 
     async def stream(message: dict[str, Any]):
         yield sse_event(message).encode()
@@ -96,17 +105,19 @@ def streaming_server(end_after: float | None):
 def test_a_stream_that_ends_just_after_the_answer_keeps_the_connection(mock, connections):
     mock.route(url=URL).mock(side_effect=streaming_server(end_after=0.01))
 
-    assert run(mcp()).status is Status.UP
+    outcome, _ = run_on_frozen_clock(mcp())
+
+    assert outcome.status is Status.UP
     assert len(connections) == 1
 
 
 def test_a_stream_left_open_after_the_answer_is_closed_without_waiting_for_it(mock, connections):
     mock.route(url=URL).mock(side_effect=streaming_server(end_after=None))
 
-    outcome = run(mcp())
+    outcome, waited = run_on_frozen_clock(mcp())
 
     assert outcome.status is Status.UP
-    assert outcome.timings.total_ms < 1000
+    assert waited < 1  # the seconds the check spent waiting on timers, whatever the machine's load
     # initialize's stream never ended, so its connection was closed; the next one carried
     # notifications/initialized and tools/list, whose stream never ended either.
     assert [len(conn.requests) for conn in connections] == [1, 2, 1]
@@ -264,12 +275,12 @@ def test_head_answers_have_no_body_even_with_a_length():
         await read_request(reader)
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 5000\r\n\r\n")
         await writer.drain()
-        await asyncio.sleep(5)
+        await until_closed(reader)  # no body ever comes: waiting for one runs into the deadline
 
-    outcome = check(handler, lambda uri: HttpConfig(uri=uri, method="HEAD", timeout=2))
+    outcome = check(handler, lambda uri: HttpConfig(uri=uri, method="HEAD", timeout=LONG_TIMEOUT))
 
     assert outcome.status is Status.UP
-    assert outcome.timings.total_ms < 1000
+    assert outcome.timings.total_ms < LONG_TIMEOUT * 1000 / 2
 
 
 def test_the_loopback_mcp_server_is_checked_on_one_connection():
