@@ -29,8 +29,15 @@ def fast_mcp() -> Iterator[str]:
 
 
 @pytest.fixture
-def fuzz_client(make_client, now):
-    """Return a client of an organization of its own with one MCP check (seed_id), for the fuzzers."""
+def fuzz_client(make_client, now, monkeypatch):
+    """Return a client of an organization of its own with one MCP check (seed_id), for the fuzzers.
+
+    Its calls are not rate-limited: a fuzzer sends more than the per-key rate in a minute, and
+    a 429 would hide the answer under test (the limit has tests of its own).
+    """
+    from monitors.api.throttling import ApiKeyRateThrottle
+
+    monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": None})
     from monitors.models import Plan
     from monitors.services import healthcheck_create, organization_create
     from probes.checks.mcp import MCP
