@@ -23,7 +23,7 @@ from probes import __version__
 from probes.checks import CheckConfig, kind_of_config
 from probes.connection import Connection, host_of
 from probes.redact import Redactor, redacting, redactor_for
-from probes.text import storable
+from probes.text import is_storable, storable
 from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, ToolInfo
 
 logger = logging.getLogger(__name__)
@@ -159,7 +159,11 @@ def finish_outcome(outcome: ProbeOutcome, redactor: Redactor) -> ProbeOutcome:
 
     The secrets go first (a server may echo them anywhere), then NUL and lone surrogates, so
     that no consumer (recording, ``mcpcheck``'s output, a JSON dump) meets text it can't handle.
+    Nearly every outcome of a check without headers needs neither: one scan says so, and the
+    outcome is returned as it is instead of being rebuilt on every check.
     """
+    if not redactor and is_storable("".join(_texts_of(outcome))):
+        return outcome
 
     def clean(text: str) -> str:
         return storable(redactor(text))
@@ -180,6 +184,18 @@ def finish_outcome(outcome: ProbeOutcome, redactor: Redactor) -> ProbeOutcome:
         ),
         missing_tools=tuple(clean(name) for name in outcome.missing_tools),
     )
+
+
+def _texts_of(outcome: ProbeOutcome) -> list[str]:
+    """Return every text of ``outcome`` a server could have written."""
+    texts = [outcome.reason, *outcome.warnings, outcome.protocol or "", outcome.signin_server or ""]
+    if outcome.server is not None:
+        texts += (outcome.server.name, outcome.server.version)
+    texts += outcome.missing_tools
+    for tool in outcome.tools:
+        texts.append(tool.name)
+        texts += tool.required_inputs
+    return texts
 
 
 def _host_key(uri: str) -> str:

@@ -46,9 +46,9 @@ def bare_env(var_dir: Path, **extra: str) -> dict[str, str]:
     return {**keep, "DJANGO_SETTINGS_MODULE": "uptimy.settings", "UPTIMY_VAR_DIR": str(var_dir), **extra}
 
 
-def python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def python(code: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *args],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -179,15 +179,7 @@ def test_two_processes_share_one_rate_limit_count_without_redis(tmp_path):
     key = "6f2c1c8e-0b7f-4c55-9d38-2b9a4e8f6a01"
 
     def calls(count: int) -> list[bool]:
-        done = subprocess.run(
-            [sys.executable, "-c", THROTTLE, key, str(count)],
-            env=env,
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = python(THROTTLE, env, key, str(count))
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout)
 

@@ -164,3 +164,9 @@ def test_every_text_of_an_outcome_is_made_storable_as_the_check_ends():
     texts += [name for tool in finished.tools for name in (tool.name, *tool.required_inputs)]
     assert all(is_storable(text) for text in texts)
     assert finished.tool_names == ("evil\ufffd",)
+
+
+def test_an_outcome_with_nothing_to_clean_is_returned_as_it_is():
+    outcome = ProbeOutcome(status=Status.UP, server=ServerInfo("acme", "1.0"), tools=(ToolInfo("a", ("q",)),))
+
+    assert finish_outcome(outcome, redactor_for(())) is outcome
