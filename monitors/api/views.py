@@ -28,7 +28,7 @@ from monitors.api.serializers import (
     UptimeSerializer,
 )
 from monitors.models import ApiKey, Healthcheck, Organization, Region
-from monitors.worker.execution import run_now
+from monitors.worker.manual import run_now
 from monitors.worker.tasks import broker_enqueue
 
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"

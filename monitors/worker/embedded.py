@@ -25,7 +25,8 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 
 from monitors.worker import tasks  # noqa: F401  (registers the beat entries' tasks with the app)
-from monitors.worker.execution import BatchItem, dispatch_due, execute_batch
+from monitors.worker.dispatch import dispatch_due
+from monitors.worker.execution import BatchItem, execute_batch
 
 logger = logging.getLogger(__name__)
 

@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from django.conf import settings
 from django.utils import timezone
 
 from monitors import selectors, services
-from monitors.models import Healthcheck, ProbeResult
-from monitors.worker.scheduling import Claim, claim_due
 from probes.runner import ProbeEnv, run_batch
 
 logger = logging.getLogger(__name__)
 
-BATCH_SIZE = 250
 # [healthcheck_id: int, slot: ISO str, attempt: int]: a list, not a tuple, because that is what a
 # Celery worker gets back from the JSON message, and the embedded worker passes the same values.
 BatchItem = list[int | str]
@@ -36,27 +32,6 @@ def probe_env() -> ProbeEnv:
     return ProbeEnv(
         allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS, nameservers=tuple(settings.UPTIMY_DNS_SERVERS)
     )
-
-
-def batches_for(claims: Iterable[Claim]) -> list[tuple[str, list[BatchItem]]]:
-    """Group claimed runs into per-region batches of at most BATCH_SIZE items."""
-    by_region: dict[str, list[BatchItem]] = defaultdict(list)
-    for claim in claims:
-        for region in claim.regions:
-            by_region[region].append([claim.healthcheck_id, claim.slot.isoformat(), 0])
-    return [
-        (region, items[start : start + BATCH_SIZE])
-        for region, items in sorted(by_region.items())
-        for start in range(0, len(items), BATCH_SIZE)
-    ]
-
-
-def dispatch_due(*, enqueue: Enqueue) -> int:
-    """Claim what is due now and enqueue one batch per region; return how many checks were claimed."""
-    claims = claim_due(now=timezone.now())
-    for region, items in batches_for(claims):
-        enqueue(region, items, 0)
-    return len(claims)
 
 
 def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) -> int:
@@ -81,47 +56,3 @@ def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) 
     for delay, recheck_items in by_delay.items():
         enqueue(region, recheck_items, delay)
     return len(results)
-
-
-def run_now(*, healthcheck: Healthcheck, enqueue: Enqueue | None) -> list[ProbeResult]:
-    """Run a check in every one of its regions now, record the results and return them.
-
-    With ``enqueue`` (a broker) the runs go to each region's queue, so each region really
-    checks from there, and this waits for their results; without it they run here. Manual
-    runs are recorded like scheduled ones, for a slot of their own (now).
-    """
-    slot = timezone.now()
-    regions = sorted(region.slug for region in healthcheck.regions.filter(enabled=True))
-    items: list[BatchItem] = [[healthcheck.id, slot.isoformat(), 0]]
-    if enqueue is not None:
-        for region in regions:
-            enqueue(region, items, 0)
-        return _wait_for_results(
-            healthcheck, slot, len(regions), healthcheck_timeout(healthcheck) + RUN_NOW_SLACK
-        )
-    for region in regions:
-        # No worker to hand rechecks to in this process: a manual run reports what it saw.
-        execute_batch(region, items, enqueue=lambda *args: None)
-    return list(
-        selectors.results_of(healthcheck=healthcheck, region=None, start=slot, end=None).filter(slot=slot)
-    )
-
-
-RUN_NOW_SLACK = 15.0
-
-
-def healthcheck_timeout(healthcheck: Healthcheck) -> float:
-    return float(healthcheck.config.get("timeout", 10))
-
-
-def _wait_for_results(
-    healthcheck: Healthcheck, slot: datetime, expected: int, seconds: float
-) -> list[ProbeResult]:
-    deadline = time.monotonic() + seconds
-    while True:
-        results = list(
-            selectors.results_of(healthcheck=healthcheck, region=None, start=slot, end=None).filter(slot=slot)
-        )
-        if len(results) >= expected or time.monotonic() >= deadline:
-            return results
-        time.sleep(0.25)

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from monitors import services
 from monitors.models import region_queue
-from monitors.worker import execution
+from monitors.worker import dispatch
 from monitors.worker.execution import BatchItem, Enqueue, execute_batch
 
 # Enough retries, backing off to 30 s, to ride out a database restart or failover.
@@ -39,7 +39,7 @@ def broker_enqueue() -> Enqueue | None:
 @shared_task(name="monitors.dispatch_due", ignore_result=True, expires=10)
 def dispatch_due() -> int:
     """Claim what is due now and send one batch per region (a tick's worth; expires if late)."""
-    return execution.dispatch_due(enqueue=enqueue_celery)
+    return dispatch.dispatch_due(enqueue=enqueue_celery)
 
 
 # acks_late + reject_on_worker_lost: a worker killed mid-batch leaves the message to be

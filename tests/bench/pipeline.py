@@ -280,7 +280,7 @@ def sample_outcome() -> Any:
 def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
     from django.utils import timezone
 
-    from monitors.worker.execution import batches_for
+    from monitors.worker.dispatch import batches_for
     from monitors.worker.scheduling import claim_due
 
     fixture = Fixture(regions=args.regions)
