@@ -10,6 +10,7 @@ from django.http import HttpRequest
 
 from monitors.models import (
     ApiKey,
+    CauseChange,
     Healthcheck,
     HealthcheckTag,
     Membership,
@@ -145,6 +146,13 @@ class ProbeResultAdmin(ReadOnlyAdmin[ProbeResult]):
 class StatusChangeAdmin(ReadOnlyAdmin[StatusChange]):
     list_display = ["healthcheck", "at", "from_status", "to_status", "reason"]
     list_filter = ["to_status"]
+    date_hierarchy = "at"
+
+
+@admin.register(CauseChange)
+class CauseChangeAdmin(ReadOnlyAdmin[CauseChange]):
+    list_display = ["healthcheck", "at", "status", "from_kind", "to_kind", "reason"]
+    list_filter = ["to_kind"]
     date_hierarchy = "at"
 
 

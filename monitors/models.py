@@ -154,6 +154,16 @@ class Healthcheck(models.Model):
     next_check_at = models.DateTimeField(null=True, blank=True)
     slot_offset = models.PositiveIntegerField(default=0)
     tool_digest = models.CharField(max_length=64, blank=True, default="")
+    # One verdict per slot (monitors.rules.slot_due): the latest slot decided, and when a slot
+    # some region has decided must be decided even if the other regions stay silent.
+    verdict_slot = models.DateTimeField(null=True, blank=True)
+    settle_at = models.DateTimeField(null=True, blank=True)
+    # The current cause while down or degraded (monitors.rules.cause_of); empty otherwise.
+    cause_kind = models.CharField(max_length=32, blank=True, default="")
+    cause_reason = models.TextField(blank=True, default="")
+    cause_regions = models.JSONField(default=dict, blank=True, help_text="region slug -> failure kind")
+    cause_missing_tools = models.JSONField(default=list, blank=True)
+    cause_since = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -163,6 +173,8 @@ class Healthcheck(models.Model):
             models.Index(fields=["organization", "-created_at"], name="hc_org_created"),
             # The scheduler's due scan: unpaused rows by next_check_at.
             models.Index(fields=["next_check_at"], name="hc_due", condition=Q(paused=False)),
+            # The settle scan: the few rows with a slot waiting for a silent region.
+            models.Index(fields=["settle_at"], name="hc_settle", condition=Q(settle_at__isnull=False)),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(interval_seconds__gte=1), name="hc_interval_positive"),
@@ -204,6 +216,8 @@ class RegionState(models.Model):
     # what makes recording idempotent when a worker dies after inserting and the batch reruns.
     last_slot = models.DateTimeField(null=True, blank=True)
     last_attempt = models.PositiveSmallIntegerField(default=0)
+    # The slot of the latest decided run (not one awaiting its recheck): what slot verdicts wait on.
+    decided_slot = models.DateTimeField(null=True, blank=True)
     last_result_at = models.DateTimeField(null=True, blank=True)
     response_ms = models.FloatField(null=True, blank=True)
     kind = models.CharField(max_length=32, blank=True, default="")
@@ -340,6 +354,31 @@ class StatusChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.healthcheck_id}: {self.from_status} -> {self.to_status} at {self.at}"
+
+
+class CauseChange(models.Model):
+    """Record that a failing check's cause changed while its status did not: the outbox beside StatusChange.
+
+    E.g. connection refused, then the server answers but a required tool is missing. A cause
+    change is a change of the failures' kinds or of the missing tools (monitors.rules.Cause).
+    """
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="cause_changes")
+    at = models.DateTimeField()
+    status = models.CharField(max_length=16, help_text="The status, unchanged: down or degraded.")
+    from_kind = models.CharField(max_length=32, blank=True, default="")
+    to_kind = models.CharField(max_length=32, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    failed_regions = models.JSONField(default=dict, help_text="region slug -> failure kind")
+    missing_tools = models.JSONField(default=list)
+    previous_reason = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["healthcheck", "-at"], name="cause_change_hc_at")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}: {self.from_kind} -> {self.to_kind} at {self.at}"
 
 
 class Rollup(models.Model):

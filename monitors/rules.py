@@ -51,7 +51,7 @@ Rollups (:func:`rollup_figures`)
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -118,6 +118,9 @@ class RegionVote:
     response_ms: float | None = None
     kind: str | None = None
     reason: str = ""
+    # The slot of the region's latest decided run (a success, or a failure after its rechecks);
+    # None before the first. A run awaiting a recheck has not decided its slot yet.
+    decided_slot: datetime | None = None
 
     def __post_init__(self) -> None:
         # Regions are only ever pending, up or down; degraded is a whole-check verdict. A
@@ -159,6 +162,9 @@ class Verdict:
     stale_regions: tuple[str, ...] = ()
     # The quorum actually applied; None when no vote took place (paused, pending).
     quorum: int | None = None
+    # Sorted slugs of regions that had not reported the slot when its settle window closed;
+    # they did not vote either (see slot_due).
+    silent_regions: tuple[str, ...] = ()
 
 
 def default_quorum(region_count: int) -> int:
@@ -169,22 +175,37 @@ def default_quorum(region_count: int) -> int:
 
 
 def overall_verdict(
-    *, regions: Mapping[str, RegionVote], policy: HealthPolicy, paused: bool, now: datetime
+    *,
+    regions: Mapping[str, RegionVote],
+    policy: HealthPolicy,
+    paused: bool,
+    now: datetime,
+    silent: Collection[str] = (),
 ) -> Verdict:
-    """Return the healthcheck's status from its regions' states; the rules are in the module docstring."""
+    """Return the healthcheck's status from its regions' states; the rules are in the module docstring.
+
+    ``silent`` names regions that did not report the slot being decided in time (from
+    :func:`slot_due`): they do not vote, and the reason names them.
+    """
     if paused:
         return Verdict(Status.PAUSED, {}, (), "Paused")
     reported = {slug: state for slug, state in sorted(regions.items()) if state.has_result}
+    quiet = tuple(sorted(slug for slug in silent if slug in regions))
     if not reported:
-        return Verdict(Status.PENDING, {}, (), "No result yet")
+        return Verdict(Status.PENDING, {}, (), "No result yet", silent_regions=quiet)
 
     cutoff = now - policy.stale_after
-    voting = {slug: state for slug, state in reported.items() if _at(state) >= cutoff}
-    stale = tuple(slug for slug in reported if slug not in voting)
+    voting = {slug: state for slug, state in reported.items() if _at(state) >= cutoff and slug not in quiet}
+    stale = tuple(slug for slug in reported if _at(reported[slug]) < cutoff)
     if not voting:
         silence = now - max(_at(state) for state in reported.values())
         return Verdict(
-            Status.PENDING, {}, (), f"No region has reported for {_duration(silence)}", stale_regions=stale
+            Status.PENDING,
+            {},
+            (),
+            f"No region has reported for {_duration(silence)}",
+            stale_regions=stale,
+            silent_regions=quiet,
         )
 
     # Lost regions shrink the quorum instead of blocking it: a lost alert is as bad as a
@@ -202,7 +223,8 @@ def overall_verdict(
             if state.status == Status.UP and state.response_ms is not None and state.response_ms > threshold
         )
     )
-    tail = f"; not reporting: {', '.join(stale)}" if stale else ""
+    absent = sorted({*stale, *quiet})
+    tail = f"; not reporting: {', '.join(absent)}" if absent else ""
 
     if len(down) >= quorum:
         status, reason = Status.DOWN, f"Down in {_failures(down)}"
@@ -215,7 +237,141 @@ def overall_verdict(
         status = Status.DEGRADED if parts else Status.UP
         # Not str.capitalize(), which would lowercase the rest of the sentence.
         reason = _sentence("; ".join(parts)) if parts else f"Up in {_regions(len(voting))}"
-    return Verdict(status, down, slow, reason + tail, stale_regions=stale, quorum=quorum)
+    return Verdict(
+        status, down, slow, reason + tail, stale_regions=stale, quorum=quorum, silent_regions=quiet
+    )
+
+
+# --- One verdict per slot ----------------------------------------------------------------------
+
+
+# Beyond the runs themselves: queueing, the recording group's flush, a clock that differs a little
+# between workers. A region later than this is silent for the slot, not slow.
+SETTLE_SLACK = timedelta(seconds=10)
+
+
+def settle_window(*, timeout_seconds: float, recheck: RecheckPolicy) -> timedelta:
+    """Return how long after a slot its verdict waits for a silent region: every attempt, and slack."""
+    if timeout_seconds <= 0:
+        raise ValueError(f"timeout must be positive, not {timeout_seconds}")
+    attempts = recheck.count + 1
+    return (
+        timedelta(seconds=attempts * timeout_seconds + recheck.count * recheck.delay_seconds) + SETTLE_SLACK
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class SlotCall:
+    """Say which slot to decide now, which regions missed it, and when to look again."""
+
+    # The slot to decide now; None: keep waiting.
+    slot: datetime | None
+    # Expected regions that had not decided ``slot`` when it was decided (its window had closed).
+    silent: tuple[str, ...] = ()
+    # When a reported slot will be undecided for a whole settle window; None: nothing waits.
+    settle_at: datetime | None = None
+
+
+def slot_due(
+    *,
+    regions: Mapping[str, RegionVote],
+    decided: datetime | None,
+    policy: HealthPolicy,
+    settle: timedelta,
+    now: datetime,
+) -> SlotCall:
+    """Return the slot whose verdict is due, so that a healthcheck gets one verdict per slot.
+
+    ``regions`` are the enabled regions the check runs in, ``decided`` the latest slot already
+    decided. A region is *expected* unless it is stale (it has a result, but none for
+    ``policy.stale_after``): one that has not reported yet, a new check's too, is waiting, not
+    absent. The verdict of slot S is due
+
+    - as soon as every expected region has decided S or a later slot: the latest such S, with
+      every region voting (regions' states already are their latest decided runs); or
+    - once S's settle window has passed, if some region has decided S but not all expected ones
+      have: the latest such S, and the expected regions that had not decided it are *silent*
+      for it (they do not vote; the reason names them).
+
+    Whichever of the two gives the later slot wins. Slots at or before ``decided`` are never
+    decided again, and a decision never waits for a slot no region has reported.
+    """
+    reported = sorted(
+        {
+            vote.decided_slot
+            for vote in regions.values()
+            if vote.decided_slot is not None and (decided is None or vote.decided_slot > decided)
+        }
+    )
+    if not reported:
+        return SlotCall(None)
+    cutoff = now - policy.stale_after
+    expected = [
+        slug
+        for slug, vote in sorted(regions.items())
+        if not (vote.has_result and vote.last_result_at is not None and vote.last_result_at < cutoff)
+    ]
+    slots = [regions[slug].decided_slot for slug in expected]
+    complete = None
+    if slots and all(slot is not None for slot in slots):
+        floor = min(slot for slot in slots if slot is not None)
+        complete = floor if decided is None or floor > decided else None
+    overdue = [slot for slot in reported if slot + settle <= now]
+    forced = overdue[-1] if overdue else None
+    candidates = [slot for slot in (complete, forced) if slot is not None]
+    if not candidates:
+        return SlotCall(None, settle_at=reported[0] + settle)
+    slot = max(candidates)
+    silent = tuple(slug for slug in expected if (at := regions[slug].decided_slot) is None or at < slot)
+    later = [at for at in reported if at > slot]
+    return SlotCall(slot, silent, settle_at=later[0] + settle if later else None)
+
+
+# --- The cause of a failing verdict -------------------------------------------------------------
+
+
+SLOW = "slow"
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    """Say why a check is down or degraded: the main kind, the sentence, regions, missing tools."""
+
+    kind: str
+    reason: str
+    failed_regions: dict[str, str]
+    missing_tools: tuple[str, ...]
+
+    @property
+    def signature(self) -> tuple[frozenset[str], tuple[str, ...]]:
+        """Return what makes two causes different: the kinds of failure and the missing tools.
+
+        Which regions fail is left out: a region joining or leaving the failure of the same
+        kind is the same cause (and a status change when it crosses the quorum).
+        """
+        kinds = frozenset(self.failed_regions.values()) or frozenset({self.kind})
+        return kinds, self.missing_tools
+
+
+def cause_of(verdict: Verdict, missing_tools: Iterable[str]) -> Cause | None:
+    """Return the cause of a DOWN or DEGRADED verdict, None for any other.
+
+    The kind is the one most failing regions share (ties: the first by name), ``slow`` for a
+    check degraded by its response time alone, ``""`` when no region gave a kind.
+    """
+    if verdict.status not in (Status.DOWN, Status.DEGRADED):
+        return None
+    kinds = [kind for kind in verdict.failed_regions.values()]
+    if kinds:
+        kind = min(set(kinds), key=lambda item: (-kinds.count(item), item))
+    else:
+        kind = SLOW if verdict.slow_regions else ""
+    return Cause(kind, verdict.reason, dict(verdict.failed_regions), tuple(sorted(set(missing_tools))))
+
+
+def cause_changed(previous: Cause | None, current: Cause | None) -> bool:
+    """Return whether a failing check's cause changed while it stayed failing (an outbox event)."""
+    return previous is not None and current is not None and previous.signature != current.signature
 
 
 def _sentence(text: str) -> str:

@@ -148,6 +148,7 @@ CELERY_TIMEZONE = "UTC"
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ROUTES = {
     "monitors.dispatch_due": {"queue": "default"},
+    "monitors.settle_verdicts": {"queue": "default"},
     "monitors.refresh_rollups": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
@@ -172,6 +173,7 @@ class BeatEntry(TypedDict):
 
 CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "dispatch-due": {"task": "monitors.dispatch_due", "schedule": UPTIMY_TICK_SECONDS},
+    "settle-verdicts": {"task": "monitors.settle_verdicts", "schedule": UPTIMY_TICK_SECONDS},
     "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
     "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},
 }

@@ -9,7 +9,16 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import Direction, extend_schema_field
 from rest_framework import serializers
 
-from monitors.models import Healthcheck, Organization, Plan, ProbeResult, Region, StatusChange, ToolChange
+from monitors.models import (
+    CauseChange,
+    Healthcheck,
+    Organization,
+    Plan,
+    ProbeResult,
+    Region,
+    StatusChange,
+    ToolChange,
+)
 from monitors.selectors import Uptime, UptimeFigures
 from probes.checks import CheckKind, UnknownCheckKind, check_kind, check_kinds, known_kinds_words
 from probes.types import Status
@@ -86,6 +95,21 @@ class RelatedNamesField(serializers.ListField):
         return sorted(getattr(item, self.attribute) for item in data.all())
 
 
+class CauseSerializer(serializers.Serializer[Healthcheck]):
+    """Read the cause of a failing check from the healthcheck's cause fields."""
+
+    kind = serializers.CharField(
+        source="cause_kind",
+        help_text="The failure kind most failing regions share; `slow` when degraded by response time alone.",
+    )
+    reason = serializers.CharField(source="cause_reason")
+    failed_regions = serializers.DictField(
+        source="cause_regions", child=serializers.CharField(), help_text="region slug -> failure kind"
+    )
+    missing_tools = serializers.ListField(source="cause_missing_tools", child=serializers.CharField())
+    since = serializers.DateTimeField(source="cause_since", help_text="When this cause began.")
+
+
 class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     type = CheckTypeField()
@@ -115,6 +139,9 @@ class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
     )
     paused = serializers.BooleanField(required=False)
     status = serializers.ChoiceField(choices=[s.value for s in Status], read_only=True)
+    cause = serializers.SerializerMethodField(
+        help_text="Why the check is down or degraded, and since when; null while it is not."
+    )
     recheck_count = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -156,11 +183,18 @@ class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
             "degraded_threshold_ms",
             "status",
             "status_changed_at",
+            "cause",
             "next_check_at",
             "created_at",
             "updated_at",
         ]
         read_only_fields = ["status_changed_at", "next_check_at", "created_at", "updated_at"]
+
+    @extend_schema_field(CauseSerializer(allow_null=True))
+    def get_cause(self, obj: Healthcheck) -> dict[str, Any] | None:
+        if obj.cause_since is None:
+            return None
+        return dict(CauseSerializer(obj).data)
 
     def get_type_name(self, obj: Healthcheck) -> str:
         try:
@@ -307,6 +341,21 @@ class StatusChangeSerializer(serializers.ModelSerializer[StatusChange]):
     class Meta:
         model = StatusChange
         fields = ["at", "from_status", "to_status", "reason", "failed_regions", "missing_tools"]
+
+
+class CauseChangeSerializer(serializers.ModelSerializer[CauseChange]):
+    class Meta:
+        model = CauseChange
+        fields = [
+            "at",
+            "status",
+            "from_kind",
+            "to_kind",
+            "reason",
+            "failed_regions",
+            "missing_tools",
+            "previous_reason",
+        ]
 
 
 class ToolChangeSerializer(serializers.ModelSerializer[ToolChange]):

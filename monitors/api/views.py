@@ -18,6 +18,7 @@ from monitors import selectors, services
 from monitors.api.filters import HealthcheckFilter, TimeWindow
 from monitors.api.pagination import ResultPagination, ToolChangePagination
 from monitors.api.serializers import (
+    CauseChangeSerializer,
     HealthcheckSerializer,
     HealthcheckUpdatedSerializer,
     OrganizationSerializer,
@@ -138,6 +139,12 @@ class HealthcheckViewSet(
     def status_changes(self, request: Request, id: str | None = None) -> Response:
         """List every change of the check's status, newest first."""
         return self._paginated(self.get_object().status_changes.all(), StatusChangeSerializer)
+
+    @extend_schema(responses=CauseChangeSerializer(many=True))
+    @action(detail=True, methods=["get"], url_path="cause-changes", filterset_class=None)
+    def cause_changes(self, request: Request, id: str | None = None) -> Response:
+        """List the changes of a failing check's cause while its status stayed, newest first."""
+        return self._paginated(self.get_object().cause_changes.all(), CauseChangeSerializer)
 
     @extend_schema(responses=ToolChangeSerializer(many=True))
     @action(

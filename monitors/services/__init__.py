@@ -14,7 +14,14 @@ from monitors.services.healthchecks import (
     healthcheck_resume,
     healthcheck_update,
 )
-from monitors.services.recording import Recheck, RunResult, outcomes_record, stale_after, storable_outcome
+from monitors.services.recording import (
+    Recheck,
+    RunResult,
+    outcomes_record,
+    stale_after,
+    storable_outcome,
+    verdicts_settle,
+)
 from monitors.services.rollups import results_prune, rollups_refresh
 from monitors.services.tenancy import (
     api_key_create,
@@ -49,4 +56,5 @@ __all__ = [
     "rollups_refresh",
     "stale_after",
     "storable_outcome",
+    "verdicts_settle",
 ]

@@ -22,6 +22,7 @@ from monitors.models import (
     MAX_CHANGE_NAMES,
     MAX_STORED_TOOLS,
     MAX_TOOL_NAME,
+    CauseChange,
     Healthcheck,
     ProbeResult,
     Region,
@@ -30,7 +31,19 @@ from monitors.models import (
     ToolChange,
     ToolList,
 )
-from monitors.rules import HealthPolicy, RecheckPolicy, RegionVote, overall_verdict, region_verdict, tool_diff
+from monitors.rules import (
+    Cause,
+    HealthPolicy,
+    RecheckPolicy,
+    RegionVote,
+    cause_changed,
+    cause_of,
+    overall_verdict,
+    region_verdict,
+    settle_window,
+    slot_due,
+    tool_diff,
+)
 from probes.text import storable
 from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo
 
@@ -77,19 +90,18 @@ def outcomes_record(
     """
     if not results:
         return []
-    region_ids = dict(Region.objects.values_list("slug", "id"))
-    if region_slug not in region_ids:
+    regions = _RegionTable.load()
+    region_id = regions.ids.get(region_slug)
+    if region_id is None:
         raise Region.DoesNotExist(f"no region {region_slug!r}")
-    region_slugs = {id_: slug for slug, id_ in region_ids.items()}
-    region_id = region_ids[region_slug]
     clean = [_storable_result(result) for result in results]
     try:
-        return _record(region_id, region_slugs, clean, now)
+        return _record(region_id, regions, clean, now)
     except _DATABASE_UNAVAILABLE:
         raise
     except Exception:
         if len(clean) == 1:
-            return _record_stand_in(region_id, region_slugs, clean[0], now)
+            return _record_stand_in(region_id, regions, clean[0], now)
         logger.exception(
             "recording a batch of %d results in %s failed; recording them one by one", len(clean), region_slug
         )
@@ -97,12 +109,39 @@ def outcomes_record(
     # In the order the batch applies them, so a run never overtakes an earlier one of its check.
     for result in sorted(clean, key=lambda r: (r.healthcheck_id, r.slot, r.attempt)):
         try:
-            rechecks += _record(region_id, region_slugs, [result], now)
+            rechecks += _record(region_id, regions, [result], now)
         except _DATABASE_UNAVAILABLE:
             raise
         except Exception:
-            rechecks += _record_stand_in(region_id, region_slugs, result, now)
+            rechecks += _record_stand_in(region_id, regions, result, now)
     return rechecks
+
+
+def verdicts_settle(*, now: datetime | None = None, limit: int = 1000) -> int:
+    """Decide the slots whose settle window closed while a region stayed silent; return how many checks.
+
+    A slot's verdict waits for every expected region (monitors.rules.slot_due); recording
+    decides it when the last region reports. When one never does (its worker is gone), nothing
+    is recorded to trigger the decision: this pass, run every tick, makes it at ``settle_at``.
+    """
+    due_ids = list(
+        Healthcheck.objects.filter(settle_at__lte=now or timezone.now())
+        .order_by("settle_at")
+        .values_list("id", flat=True)[:limit]
+    )
+    if not due_ids:
+        return 0
+    regions = _RegionTable.load()
+    with transaction.atomic():
+        checks = _lock_checks(due_ids)
+        # Read after the locks, like _record: a recording that held them may have decided already.
+        at = now or timezone.now()
+        book = _StateBook.load(checks, None, at, regions=regions)
+        for check in checks.values():
+            if check.settle_at is not None and check.settle_at <= at:
+                book.decide(check)
+        book.save()
+    return len(checks)
 
 
 # A database that is down, restarting or locked: the whole batch is retried (monitors.run_batch
@@ -115,8 +154,26 @@ UNRECORDABLE_REASON = (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _RegionTable:
+    """Hold every region's id, slug and whether it runs checks, read once per call."""
+
+    ids: dict[str, int]
+    slugs: dict[int, str]
+    enabled: frozenset[int]
+
+    @classmethod
+    def load(cls) -> _RegionTable:
+        rows = list(Region.objects.values_list("slug", "id", "enabled"))
+        return cls(
+            ids={slug: id_ for slug, id_, _ in rows},
+            slugs={id_: slug for slug, id_, _ in rows},
+            enabled=frozenset(id_ for _, id_, enabled in rows if enabled),
+        )
+
+
 def _record(
-    region_id: int, region_slugs: Mapping[int, str], results: Sequence[RunResult], now: datetime | None
+    region_id: int, regions: _RegionTable, results: Sequence[RunResult], now: datetime | None
 ) -> list[Recheck]:
     ids = sorted({result.healthcheck_id for result in results})
     rechecks: list[Recheck] = []
@@ -125,7 +182,7 @@ def _record(
         now = now or timezone.now()
         live = [result for result in results if result.healthcheck_id in checks]
         _insert_rows(ProbeResult, [_result_row(result, region_id, now) for result in live])
-        book = _StateBook.load(checks, region_id, now, region_slugs=region_slugs)
+        book = _StateBook.load(checks, region_id, now, regions=regions)
         for result in sorted(live, key=lambda r: (r.healthcheck_id, r.slot, r.attempt)):
             recheck = book.apply(checks[result.healthcheck_id], result)
             if recheck is not None:
@@ -135,13 +192,13 @@ def _record(
 
 
 def _record_stand_in(
-    region_id: int, region_slugs: Mapping[int, str], result: RunResult, now: datetime | None
+    region_id: int, regions: _RegionTable, result: RunResult, now: datetime | None
 ) -> list[Recheck]:
     """Record a protocol failure in place of a result whose recording failed; log, never raise, a bug."""
     logger.exception(
         "healthcheck %s: recording its run in %s failed; recorded as a protocol failure",
         result.healthcheck_id,
-        region_slugs.get(region_id, region_id),
+        regions.slugs.get(region_id, region_id),
     )
     total_ms = result.outcome.timings.total_ms
     stand_in = ProbeOutcome(
@@ -153,7 +210,7 @@ def _record_stand_in(
         ),
     )
     try:
-        return _record(region_id, region_slugs, [dataclasses.replace(result, outcome=stand_in)], now)
+        return _record(region_id, regions, [dataclasses.replace(result, outcome=stand_in)], now)
     except _DATABASE_UNAVAILABLE:
         raise
     except Exception:
@@ -312,6 +369,49 @@ def _insert_rows(
         model._default_manager.bulk_create(objs, batch_size=1000, ignore_conflicts=True)
 
 
+def _update_rows(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> None:
+    """Set the given fields of each row, found by its ``id``; every row gives the same fields (attnames).
+
+    On PostgreSQL one ``UPDATE … FROM jsonb_populate_recordset``: the values differ per row (each
+    check's own verdict slot), and one UPDATE per row would be 250 round trips a batch. Elsewhere
+    bulk_update, whose CASE WHEN per row and field is fine for the embedded default's sizes.
+    """
+    if not rows:
+        return
+    fields = [name for name in rows[0] if name != "id"]
+    if connection.vendor == "postgresql":
+        payload = _jsonb_rows_of(model, rows, fields)
+        if payload is not None:
+            quote = connection.ops.quote_name
+            table = quote(model._meta.db_table)
+            columns = [quote(_column_of(model, name)) for name in fields]
+            assignments = ", ".join(f"{column} = v.{column}" for column in columns)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE {table} AS t SET {assignments} "  # noqa: S608 (names from the model)
+                    f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) AS v WHERE t.id = v.id",
+                    [payload],
+                )
+            return
+    model._default_manager.bulk_update([model(**row) for row in rows], fields, batch_size=500)
+
+
+def _jsonb_rows_of(
+    model: type[models.Model], rows: Sequence[Mapping[str, Any]], fields: Sequence[str]
+) -> str | None:
+    """Return the rows' ``id`` and ``fields`` as one JSON array keyed by column, or None if JSON can't carry them."""
+    columns = {name: _column_of(model, name) for name in ("id", *fields)}
+    try:
+        return json.dumps(
+            [{column: row[name] for name, column in columns.items()} for row in rows],
+            default=_json_default,
+            allow_nan=False,
+            separators=(",", ":"),
+        )
+    except ValueError:
+        return None
+
+
 def _jsonb_rows(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> str | None:
     """Return the rows as one JSON array keyed by column, or None if JSON can't carry them (NaN)."""
     fields = [field for field in model._meta.concrete_fields if not field.primary_key]
@@ -381,26 +481,63 @@ class _LockedCheck:
     """A healthcheck as the recorder reads and changes it: plain values, not a model instance.
 
     Model instances (and their datetime fields, read back for nothing) cost a tenth of a batch
-    (tests/bench/pipeline.py record). Fields in the order of RECORDER_FIELDS, which is derived from them.
+    (tests/bench/pipeline.py record). Fields in the order of RECORDER_FIELDS, which is derived
+    from them; the fields from ``status`` on are written back by save() when the check is dirty.
     """
 
     id: int
-    status: str
-    tool_digest: str
     paused: bool
     interval_seconds: int
     recheck_count: int
     recheck_delay_seconds: int
     quorum: int | None
     degraded_threshold_ms: int | None
-    # Set when the rules change the status; only then is it written.
-    status_changed_at: datetime | None = dataclasses.field(default=None, init=False)
+    # The config's timeout as stored (seconds); read for the settle window only.
+    timeout: object
+    status: str
+    status_changed_at: datetime | None
+    tool_digest: str
+    verdict_slot: datetime | None
+    settle_at: datetime | None
+    cause_kind: str
+    cause_reason: str
+    cause_regions: dict[str, str]
+    cause_missing_tools: list[str]
+    cause_since: datetime | None
 
     def recheck_policy(self) -> RecheckPolicy:
         return _recheck_policy(self.recheck_count, self.recheck_delay_seconds)
 
     def health_policy(self) -> HealthPolicy:
         return _health_policy(self.quorum, self.degraded_threshold_ms, stale_after(self))
+
+    def settle_window(self) -> timedelta:
+        timeout = self.timeout
+        seconds = float(timeout) if isinstance(timeout, int | float) and 0 < timeout <= 3600 else 10.0
+        return _settle_window(seconds, self.recheck_count, self.recheck_delay_seconds)
+
+    def cause(self) -> Cause | None:
+        """Return the stored cause, None while the check is not failing."""
+        if self.status not in (Status.DOWN, Status.DEGRADED) or self.cause_since is None:
+            return None
+        return Cause(
+            self.cause_kind, self.cause_reason, dict(self.cause_regions), tuple(self.cause_missing_tools)
+        )
+
+    def set_cause(self, cause: Cause | None, now: datetime) -> None:
+        if cause is None:
+            self.cause_kind, self.cause_reason, self.cause_regions, self.cause_missing_tools = "", "", {}, []
+            self.cause_since = None
+            return
+        previous = self.cause()
+        if previous is None or previous.signature != cause.signature:
+            self.cause_since = now
+        self.cause_kind, self.cause_reason = cause.kind, cause.reason
+        self.cause_regions, self.cause_missing_tools = dict(cause.failed_regions), list(cause.missing_tools)
+
+    def written(self) -> dict[str, Any]:
+        """Return the fields save() writes, by column."""
+        return {"id": self.id, **{name: getattr(self, name) for name in WRITTEN_FIELDS}}
 
 
 # Most healthchecks share their rules' settings: one (frozen) policy per set of values, not one
@@ -415,19 +552,29 @@ def _health_policy(quorum: int | None, degraded_threshold_ms: int | None, stale:
     return HealthPolicy(quorum=quorum, degraded_threshold_ms=degraded_threshold_ms, stale_after=stale)
 
 
+@functools.lru_cache(maxsize=1024)
+def _settle_window(timeout: float, count: int, delay_seconds: int) -> timedelta:
+    return settle_window(timeout_seconds=timeout, recheck=_recheck_policy(count, delay_seconds))
+
+
 # What the recorder reads of a healthcheck. Loading only these keeps the config and the secret
-# headers out of the locked read.
-RECORDER_FIELDS = tuple(item.name for item in dataclasses.fields(_LockedCheck) if item.init)
+# headers out of the locked read; the timeout is read out of the config by the database.
+_FIELD_PATHS = {"timeout": "config__timeout"}
+RECORDER_FIELDS = tuple(
+    _FIELD_PATHS.get(item.name, item.name) for item in dataclasses.fields(_LockedCheck) if item.init
+)
+WRITTEN_FIELDS = RECORDER_FIELDS[RECORDER_FIELDS.index("status") :]
 
 
 def _lock_checks(ids: Sequence[int]) -> dict[int, _LockedCheck]:
     """Lock the healthchecks in id order, so that two regions' overlapping batches can't deadlock."""
-    rows = (
-        Healthcheck.objects.select_for_update()
-        .filter(id__in=ids)
-        .order_by("id")
-        .values_list(*RECORDER_FIELDS)
-    )
+    with _c_timestamp_loader():
+        rows = list(
+            Healthcheck.objects.select_for_update()
+            .filter(id__in=ids)
+            .order_by("id")
+            .values_list(*RECORDER_FIELDS)
+        )
     return {row[0]: _LockedCheck(*row) for row in rows}
 
 
@@ -444,6 +591,7 @@ class _State:
     since: datetime | None = None
     last_slot: datetime | None = None
     last_attempt: int = 0
+    decided_slot: datetime | None = None
     last_result_at: datetime | None = None
     response_ms: float | None = None
     kind: str = ""
@@ -462,6 +610,7 @@ class _State:
             response_ms=self.response_ms,
             kind=self.kind or None,
             reason=self.reason,
+            decided_slot=self.decided_slot,
         )
 
 
@@ -472,7 +621,8 @@ STATE_FIELDS = list(STATE_ROW_FIELDS[2:])
 class _StateBook:
     """Hold the region states and healthchecks one batch touches, and write them back at once."""
 
-    def __init__(self, region_id: int, now: datetime) -> None:
+    def __init__(self, region_id: int | None, now: datetime) -> None:
+        # None: no region's results are applied (the settle pass); every state is a peer's.
         self.region_id = region_id
         self.now = now
         # This region's states by healthcheck id, written back by save(); the other regions'
@@ -480,29 +630,27 @@ class _StateBook:
         self.states: dict[int, _State] = {}
         self.peers: dict[tuple[int, int], _State] = {}
         self.peer_rules: dict[tuple[int, int], RegionVote] = {}
-        self.region_slugs: dict[int, str] = {}
+        self.regions = _RegionTable({}, {}, frozenset())
         self.configured: dict[int, list[int]] = defaultdict(list)
         self.dirty_states: dict[int, _State] = {}
         self.dirty_checks: dict[int, _LockedCheck] = {}
-        # Which of a dirty healthcheck's fields changed, so save() writes each group with one UPDATE.
-        self.status_changed: set[int] = set()
-        self.digest_changed: set[int] = set()
         self.new_tool_lists: dict[tuple[int, str], ToolList] = {}
         self.status_changes: list[StatusChange] = []
+        self.cause_changes: list[CauseChange] = []
         self.tool_changes: list[ToolChange] = []
 
     @classmethod
     def load(
         cls,
         checks: Mapping[int, _LockedCheck],
-        region_id: int,
+        region_id: int | None,
         now: datetime,
         *,
-        region_slugs: Mapping[int, str],
+        regions: _RegionTable,
     ) -> _StateBook:
         book = cls(region_id, now)
         ids = list(checks)
-        book.region_slugs = dict(region_slugs)
+        book.regions = regions
         for hc_id, configured_id in Healthcheck.regions.through.objects.filter(
             healthcheck_id__in=ids
         ).values_list("healthcheck_id", "region_id"):
@@ -543,6 +691,7 @@ class _StateBook:
             if verdict.status != state.status:
                 state.since = self.now
             state.status = verdict.status.value
+            state.decided_slot = result.slot
             # Only a decided run's time is the region's response time: a failed run awaiting its
             # recheck (a 10 s timeout) would otherwise make a region that still counts as up "slow".
             state.response_ms = outcome.timings.total_ms
@@ -551,7 +700,7 @@ class _StateBook:
             state.missing_tools = list(outcome.missing_tools)
         self.dirty_states[check.id] = state
         self._follow_tools(check, outcome)
-        self._decide(check)
+        self.decide(check)
         if verdict.recheck:
             return Recheck(check.id, result.slot, result.attempt + 1, float(policy.delay_seconds))
         return None
@@ -566,33 +715,23 @@ class _StateBook:
             unique_fields=["healthcheck", "region"],
             update_fields=STATE_FIELDS,
         )
-        self._save_checks()
+        _update_rows(Healthcheck, [check.written() for check in self.dirty_checks.values()])
         # A digest seen before (a tool list that flapped back) keeps its first row.
         ToolList.objects.bulk_create(self.new_tool_lists.values(), batch_size=1000, ignore_conflicts=True)
         StatusChange.objects.bulk_create(self.status_changes, batch_size=1000)
+        CauseChange.objects.bulk_create(self.cause_changes, batch_size=1000)
         ToolChange.objects.bulk_create(self.tool_changes, batch_size=1000)
-
-    def _save_checks(self) -> None:
-        # A batch's status changes share their time and mostly their value, and a new tool list
-        # is usually one server's for many checks: one UPDATE per distinct set of new values
-        # (a handful per batch; one per row at worst).
-        groups: dict[tuple[tuple[str, Any], ...], list[int]] = defaultdict(list)
-        for hc_id, check in self.dirty_checks.items():
-            values: list[tuple[str, Any]] = []
-            if hc_id in self.status_changed:
-                values += [("status", check.status), ("status_changed_at", check.status_changed_at)]
-            if hc_id in self.digest_changed:
-                values.append(("tool_digest", check.tool_digest))
-            groups[tuple(values)].append(hc_id)
-        for fields, hc_ids in groups.items():
-            if fields:
-                Healthcheck.objects.filter(id__in=hc_ids).update(**dict(fields))
 
     def _state_for(self, hc_id: int) -> _State:
         state = self.states.get(hc_id)
         if state is None:
-            state = self.states[hc_id] = _State(hc_id, self.region_id)
+            state = self.states[hc_id] = _State(hc_id, self._applying_region())
         return state
+
+    def _applying_region(self) -> int:
+        if self.region_id is None:
+            raise ValueError("the settle pass applies no result")
+        return self.region_id
 
     def _state_at(self, hc_id: int, region_id: int) -> _State | None:
         if region_id == self.region_id:
@@ -606,39 +745,77 @@ class _StateBook:
             return state.rule() if state is not None else _NO_RESULT
         return self.peer_rules.get((hc_id, region_id), _NO_RESULT)
 
-    def _decide(self, check: _LockedCheck) -> None:
+    def decide(self, check: _LockedCheck) -> None:
+        """Decide the check's status once per slot (rules.slot_due), its cause, and the outbox rows."""
+        if check.paused:
+            return  # pause and resume set the status themselves
         configured = self.configured[check.id]
-        regions = {
-            self.region_slugs[region_id]: self._rule_state_at(check.id, region_id) for region_id in configured
+        votes = {
+            self.regions.slugs[region_id]: self._rule_state_at(check.id, region_id)
+            for region_id in configured
         }
-        verdict = overall_verdict(
-            regions=regions, policy=check.health_policy(), paused=check.paused, now=self.now
+        policy = check.health_policy()
+        expected = {
+            slug: vote for slug, vote in votes.items() if self.regions.ids[slug] in self.regions.enabled
+        }
+        call = slot_due(
+            regions=expected,
+            decided=check.verdict_slot,
+            policy=policy,
+            settle=check.settle_window(),
+            now=self.now,
         )
-        if verdict.status == check.status:
+        if call.settle_at != check.settle_at:
+            check.settle_at = call.settle_at
+            self.dirty_checks[check.id] = check
+        if call.slot is None:
             return
+        check.verdict_slot = call.slot
+        self.dirty_checks[check.id] = check
+        verdict = overall_verdict(
+            regions=votes, policy=policy, paused=False, now=self.now, silent=call.silent
+        )
         missing = sorted(
             {
                 tool
                 for region_id in configured
-                if (state := self._state_at(check.id, region_id)) and state.status == Status.DOWN
+                if (state := self._state_at(check.id, region_id))
+                and state.status == Status.DOWN
+                and self.regions.slugs[region_id] in verdict.failed_regions
                 for tool in state.missing_tools
             }
         )
-        self.status_changes.append(
-            StatusChange(
-                healthcheck_id=check.id,
-                at=self.now,
-                from_status=check.status,
-                to_status=verdict.status,
-                reason=verdict.reason,
-                failed_regions=verdict.failed_regions,
-                missing_tools=missing,
+        cause = cause_of(verdict, missing)
+        previous = check.cause()
+        if verdict.status != check.status:
+            self.status_changes.append(
+                StatusChange(
+                    healthcheck_id=check.id,
+                    at=self.now,
+                    from_status=check.status,
+                    to_status=verdict.status,
+                    reason=verdict.reason,
+                    failed_regions=verdict.failed_regions,
+                    missing_tools=missing,
+                )
             )
-        )
-        check.status = verdict.status
-        check.status_changed_at = self.now
-        self.dirty_checks[check.id] = check
-        self.status_changed.add(check.id)
+            check.status = verdict.status
+            check.status_changed_at = self.now
+        elif previous is not None and cause is not None and cause_changed(previous, cause):
+            self.cause_changes.append(
+                CauseChange(
+                    healthcheck_id=check.id,
+                    at=self.now,
+                    status=check.status,
+                    from_kind=previous.kind,
+                    to_kind=cause.kind,
+                    reason=cause.reason,
+                    failed_regions=cause.failed_regions,
+                    missing_tools=list(cause.missing_tools),
+                    previous_reason=previous.reason,
+                )
+            )
+        check.set_cause(cause, self.now)
 
     def _follow_tools(self, check: _LockedCheck, outcome: ProbeOutcome) -> None:
         """Store a new tool list once per digest, and an event when a tool went away or got stricter."""
@@ -665,7 +842,7 @@ class _StateBook:
                         ToolChange(
                             healthcheck_id=check.id,
                             at=self.now,
-                            region_id=self.region_id,
+                            region_id=self._applying_region(),
                             previous_digest=check.tool_digest,
                             digest=digest,
                             removed=list(diff.removed[:MAX_CHANGE_NAMES]),
@@ -681,7 +858,6 @@ class _StateBook:
                     )
         check.tool_digest = digest
         self.dirty_checks[check.id] = check
-        self.digest_changed.add(check.id)
 
 
 @contextlib.contextmanager

@@ -62,6 +62,12 @@ def run_region_batch(region: str, items: list[BatchItem]) -> int:
     return execute_batch(region, items, enqueue=enqueue_celery)
 
 
+@shared_task(name="monitors.settle_verdicts", ignore_result=True, expires=10)
+def settle_verdicts() -> int:
+    """Decide the slots whose settle window closed with a region still silent."""
+    return services.verdicts_settle(now=timezone.now())
+
+
 @shared_task(name="monitors.refresh_rollups", ignore_result=True, expires=120)
 def refresh_rollups() -> int:
     """Fold the latest results into the hourly and daily rollups."""

@@ -40,6 +40,7 @@ def test_the_schema_lists_every_operation():
         ("GET", "/api/v1/organization/"),
         ("GET", "/api/v1/healthchecks/{id}/results/"),
         ("GET", "/api/v1/healthchecks/{id}/status-changes/"),
+        ("GET", "/api/v1/healthchecks/{id}/cause-changes/"),
         ("GET", "/api/v1/healthchecks/{id}/uptime/"),
     }
 

@@ -6,7 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitors.models import Healthcheck, ProbeResult, RegionState, StatusChange, ToolChange, ToolList
+from monitors.models import (
+    CauseChange,
+    Healthcheck,
+    ProbeResult,
+    RegionState,
+    StatusChange,
+    ToolChange,
+    ToolList,
+)
 from monitors.services import (
     Recheck,
     RunResult,
@@ -14,6 +22,7 @@ from monitors.services import (
     healthcheck_delete,
     healthcheck_pause,
     outcomes_record,
+    verdicts_settle,
 )
 from probes.checks.mcp import MCP
 from probes.types import (
@@ -101,6 +110,14 @@ def record(
 def record_everywhere(healthcheck: Healthcheck, outcome: ProbeOutcome, *, slot: datetime = SLOT) -> None:
     for region in REGIONS:
         record(healthcheck, region, outcome, slot=slot)
+
+
+def record_slot(
+    healthcheck: Healthcheck, outcomes: dict[str, ProbeOutcome], *, slot: datetime = SLOT
+) -> None:
+    """Record one slot's run in each region, in the order given; the other regions report up."""
+    for region in REGIONS:
+        record(healthcheck, region, outcomes.get(region, up()), slot=slot)
 
 
 def go_down(healthcheck: Healthcheck, region: str, outcome: ProbeOutcome, *, slot: datetime = SLOT) -> None:
@@ -340,8 +357,7 @@ def test_the_quorum_decides_down_or_degraded(make, quorum, regions_down, expecte
     healthcheck = make(quorum=quorum, recheck_count=0)
     record_everywhere(healthcheck, up())
 
-    for region in REGIONS[:regions_down]:
-        record(healthcheck, region, down(), slot=NEXT)
+    record_slot(healthcheck, dict.fromkeys(REGIONS[:regions_down], down()), slot=NEXT)
 
     assert status_of(healthcheck) == expected
 
@@ -349,12 +365,15 @@ def test_the_quorum_decides_down_or_degraded(make, quorum, regions_down, expecte
 def test_a_status_change_records_from_to_reason_and_failed_regions(make):
     healthcheck = make(recheck_count=0)
     record_everywhere(healthcheck, up())
-    record(healthcheck, "eu-west", down(FailureKind.TIMEOUT), slot=NEXT)
 
-    record(healthcheck, "us-east", down(FailureKind.CONNECT, "Connection refused"), slot=NEXT)
+    record_slot(
+        healthcheck,
+        {"eu-west": down(FailureKind.TIMEOUT), "us-east": down(FailureKind.CONNECT, "Connection refused")},
+        slot=NEXT,
+    )
 
     change = healthcheck.status_changes.order_by("-id").first()
-    assert (change.from_status, change.to_status) == ("degraded", "down")
+    assert (change.from_status, change.to_status) == ("up", "down")
     assert change.failed_regions == {"eu-west": "timeout", "us-east": "connect"}
     assert change.reason == "Down in eu-west (timeout), us-east (connect)"
     assert change.at == NEXT + timedelta(seconds=2)
@@ -365,7 +384,7 @@ def test_a_degraded_status_change_names_the_one_failed_region(make):
     healthcheck = make(recheck_count=0)
     record_everywhere(healthcheck, up())
 
-    record(healthcheck, "eu-west", down(), slot=NEXT)
+    record_slot(healthcheck, {"eu-west": down()}, slot=NEXT)
 
     change = healthcheck.status_changes.order_by("-id").first()
     assert (change.from_status, change.to_status) == ("up", "degraded")
@@ -380,7 +399,7 @@ def test_a_missing_tools_failure_lists_the_missing_tools_in_the_status_change(ma
     record_everywhere(healthcheck, missing("read_page"), slot=NEXT)
 
     change = healthcheck.status_changes.order_by("-id").first()
-    assert (change.from_status, change.to_status) == ("degraded", "down")
+    assert (change.from_status, change.to_status) == ("up", "down")
     assert change.missing_tools == ["read_page"]
     assert change.failed_regions == dict.fromkeys(REGIONS, "missing_tools")
 
@@ -402,14 +421,8 @@ def test_recovery_makes_a_status_change_back_to_up_with_a_reason(make):
     later = NEXT + timedelta(minutes=1)
     record_everywhere(healthcheck, up(), slot=later)
 
-    # Each region records its own batch, so the way down and back passes through degraded.
-    assert changes(healthcheck) == [
-        ("pending", "up"),
-        ("up", "degraded"),
-        ("degraded", "down"),
-        ("down", "degraded"),
-        ("degraded", "up"),
-    ]
+    # Each region records its own batch, but a slot has one verdict: no degraded on the way.
+    assert changes(healthcheck) == [("pending", "up"), ("up", "down"), ("down", "up")]
     change = healthcheck.status_changes.order_by("-id").first()
     assert change.reason == "Up in 3 regions"
     assert change.failed_regions == {}
@@ -459,8 +472,7 @@ def test_a_degraded_by_threshold_change_says_slow(make):
 
     change = healthcheck.status_changes.order_by("-id").first()
     assert (change.from_status, change.to_status) == ("up", "degraded")
-    # The second slow region reaches the quorum of 2.
-    assert change.reason == "Slow in 2 of 3 regions (over 500 ms)"
+    assert change.reason == "Slow in 3 of 3 regions (over 500 ms)"
 
 
 def test_a_paused_check_stays_paused_whatever_results_arrive(make, now):
@@ -473,9 +485,9 @@ def test_a_paused_check_stays_paused_whatever_results_arrive(make, now):
     assert [change.to_status for change in healthcheck.status_changes.all()] == ["paused"]
 
 
-def test_two_regions_reporting_in_one_batch_each_decide_once(make):
-    healthcheck = make(recheck_count=0)
-    other = make(recheck_count=0)
+def test_two_checks_reporting_in_one_batch_each_decide_once(make):
+    healthcheck = make(recheck_count=0, regions=["eu-west"])
+    other = make(recheck_count=0, regions=["eu-west"])
     checked = SLOT + timedelta(seconds=1)
 
     outcomes_record(
@@ -591,6 +603,161 @@ def test_a_missing_tool_is_both_a_tool_change_and_a_status_change(make):
 
     assert ToolChange.objects.get(healthcheck=healthcheck).removed == ["read_page"]
     assert changes(healthcheck)[-1] == ("up", "down")
+
+
+# --- one verdict per slot ---------------------------------------------------------------------
+
+
+def test_a_full_outage_with_rechecks_goes_from_up_to_down_without_degraded(make):
+    healthcheck = make(recheck_count=2)
+    record_everywhere(healthcheck, up())
+
+    # The regions' attempts interleave, as their workers' batches do.
+    for attempt in range(3):
+        for region in REGIONS:
+            record(healthcheck, region, down(), slot=NEXT, attempt=attempt)
+
+    assert changes(healthcheck) == [("pending", "up"), ("up", "down")]
+
+
+def test_a_region_awaiting_its_recheck_holds_the_slot_s_verdict(make):
+    healthcheck = make(recheck_count=1)
+    record_everywhere(healthcheck, up())
+    record(healthcheck, "eu-west", down(), slot=NEXT)
+    record(healthcheck, "us-east", down(), slot=NEXT)
+    record(healthcheck, "ap-southeast", up(), slot=NEXT)
+    record(healthcheck, "eu-west", down(), slot=NEXT, attempt=1)
+
+    # us-east's recheck is still out: nothing is decided, not even "down in 1 of 3".
+    assert changes(healthcheck) == [("pending", "up")]
+
+    record(healthcheck, "us-east", down(), slot=NEXT, attempt=1)
+
+    assert changes(healthcheck) == [("pending", "up"), ("up", "down")]
+
+
+def test_a_new_check_waits_for_every_region_s_first_result(make):
+    healthcheck = make(recheck_count=0)
+
+    record(healthcheck, "eu-west", down())
+    record(healthcheck, "us-east", down())
+
+    assert status_of(healthcheck) == "pending"
+
+    record(healthcheck, "ap-southeast", up())
+
+    assert changes(healthcheck) == [("pending", "down")]
+
+
+def settle(healthcheck: Healthcheck, *, after: timedelta = timedelta(0)) -> int:
+    """Run the settle pass at the check's settle_at plus ``after``."""
+    healthcheck.refresh_from_db()
+    assert healthcheck.settle_at is not None
+    return verdicts_settle(now=healthcheck.settle_at + after)
+
+
+def test_a_slot_one_region_never_reports_is_decided_when_its_settle_window_closes(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, up())
+    record(healthcheck, "eu-west", down(), slot=NEXT)
+    record(healthcheck, "us-east", down(), slot=NEXT)
+
+    assert settle(healthcheck, after=-timedelta(seconds=1)) == 0
+    assert status_of(healthcheck) == "up"
+
+    assert settle(healthcheck) == 1
+
+    change = healthcheck.status_changes.order_by("-id").first()
+    assert (change.from_status, change.to_status) == ("up", "down")
+    assert change.reason == "Down in eu-west, us-east (timeout); not reporting: ap-southeast"
+    healthcheck.refresh_from_db()
+    assert (healthcheck.verdict_slot, healthcheck.settle_at) == (NEXT, None)
+
+
+def test_the_settle_window_is_the_check_s_attempts_and_slack(make):
+    healthcheck = make(recheck_count=2, recheck_delay_seconds=5)
+
+    record(healthcheck, "eu-west", up())
+
+    healthcheck.refresh_from_db()
+    # 3 attempts of the default 10 s timeout, 2 delays of 5 s, 10 s of slack.
+    assert healthcheck.settle_at == SLOT + timedelta(seconds=50)
+
+
+def test_a_region_reporting_late_after_the_settle_changes_nothing_for_that_slot(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, up())
+    record(healthcheck, "eu-west", down(), slot=NEXT)
+    record(healthcheck, "us-east", down(), slot=NEXT)
+    settle(healthcheck)
+
+    record(healthcheck, "ap-southeast", up(), slot=NEXT)
+
+    assert changes(healthcheck) == [("pending", "up"), ("up", "down")]
+
+
+def test_the_settle_pass_leaves_a_slot_still_inside_its_window(make):
+    healthcheck = make(recheck_count=0)
+    record(healthcheck, "eu-west", up())
+
+    assert verdicts_settle(now=SLOT + timedelta(seconds=5)) == 0
+    assert status_of(healthcheck) == "pending"
+
+
+# --- the current cause -------------------------------------------------------------------------
+
+
+def test_a_down_check_carries_its_cause(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, up())
+
+    record_everywhere(healthcheck, down(FailureKind.CONNECT, "Connection refused"), slot=NEXT)
+
+    healthcheck.refresh_from_db()
+    assert healthcheck.cause_kind == "connect"
+    assert healthcheck.cause_reason == "Down in ap-southeast, eu-west, us-east (connect)"
+    assert healthcheck.cause_regions == dict.fromkeys(REGIONS, "connect")
+    assert healthcheck.cause_missing_tools == []
+    assert healthcheck.cause_since == NEXT + timedelta(seconds=2)
+
+
+def test_a_changed_cause_while_down_is_a_cause_change(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, down(FailureKind.CONNECT, "Connection refused"))
+
+    # The server is back, but a required tool is missing: still down, for another reason.
+    record_everywhere(healthcheck, missing("read_page"), slot=NEXT)
+
+    assert changes(healthcheck) == [("pending", "down")]
+    (change,) = CauseChange.objects.filter(healthcheck=healthcheck)
+    assert (change.status, change.from_kind, change.to_kind) == ("down", "connect", "missing_tools")
+    assert change.missing_tools == ["read_page"]
+    assert change.previous_reason == "Down in ap-southeast, eu-west, us-east (connect)"
+    healthcheck.refresh_from_db()
+    assert (healthcheck.cause_kind, healthcheck.cause_missing_tools) == ("missing_tools", ["read_page"])
+    assert healthcheck.cause_since == NEXT + timedelta(seconds=2)
+
+
+def test_the_same_cause_in_the_next_slot_is_no_event_and_keeps_its_since(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, down(FailureKind.CONNECT))
+
+    record_everywhere(healthcheck, down(FailureKind.CONNECT), slot=NEXT)
+
+    assert not CauseChange.objects.exists()
+    healthcheck.refresh_from_db()
+    assert healthcheck.cause_since == SLOT + timedelta(seconds=2)
+
+
+def test_recovery_clears_the_cause(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, down(FailureKind.CONNECT))
+
+    record_everywhere(healthcheck, up(), slot=NEXT)
+
+    healthcheck.refresh_from_db()
+    assert (healthcheck.cause_kind, healthcheck.cause_regions, healthcheck.cause_since) == ("", {}, None)
+    assert not CauseChange.objects.exists()
 
 
 # --- PostgreSQL: regions recording at once ---------------------------------------------------

@@ -184,6 +184,54 @@ def test_status_changes_list_newest_first(client, history):
     assert set(degraded) == {"at", "from_status", "to_status", "reason", "failed_regions", "missing_tools"}
 
 
+def connect_refused() -> ProbeOutcome:
+    return ProbeOutcome(
+        status=Status.DOWN, kind=FailureKind.CONNECT, reason="Connection refused", timings=Timings()
+    )
+
+
+def missing_tool() -> ProbeOutcome:
+    return ProbeOutcome(
+        status=Status.DOWN,
+        kind=FailureKind.MISSING_TOOLS,
+        reason="Required tools missing: search",
+        timings=Timings(total_ms=80.0),
+        missing_tools=("search",),
+    )
+
+
+def test_a_down_check_shows_its_cause_and_an_up_one_none(client, check):
+    for region in REGIONS:
+        record(check, region, minutes(0), connect_refused())
+
+    cause = client.get(url_of(check)).json()["cause"]
+
+    assert cause == {
+        "kind": "connect",
+        "reason": "Down in ap-southeast, eu-west, us-east (connect)",
+        "failed_regions": dict.fromkeys(REGIONS, "connect"),
+        "missing_tools": [],
+        "since": "2026-11-29T11:00:09Z",
+    }
+    for region in REGIONS:
+        record(check, region, minutes(1), up())
+    assert client.get(url_of(check)).json()["cause"] is None
+
+
+def test_cause_changes_list_a_new_cause_while_down(client, check):
+    for minute, outcome in ((0, connect_refused()), (1, missing_tool())):
+        for region in REGIONS:
+            record(check, region, minutes(minute), outcome)
+
+    body = client.get(url_of(check, "cause-changes/")).json()
+
+    (change,) = body["results"]
+    assert (change["status"], change["from_kind"], change["to_kind"]) == ("down", "connect", "missing_tools")
+    assert change["missing_tools"] == ["search"]
+    assert change["previous_reason"] == "Down in ap-southeast, eu-west, us-east (connect)"
+    assert client.get(url_of(check)).json()["cause"]["kind"] == "missing_tools"
+
+
 def test_tool_changes_list_the_difference(client, check):
     both = (ToolInfo("search"), ToolInfo("fetch", ("url",)))
     for minute, tools, digest in ((0, both, "d1"), (1, both[:1], "d2")):
