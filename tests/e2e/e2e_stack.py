@@ -284,12 +284,27 @@ class Stack:
         for name, queue in [("default", "default")] + [(region, f"probes.{region}") for region in REGIONS]:
             self.workers[name] = self.add(self._worker(name, queue, celery))
 
-    def _worker(self, name: str, queue: str, celery: list[Any]) -> Service:
+    def _worker(self, name: str, queue: str, celery: list[Any], env: dict[str, str] | None = None) -> Service:
         argv = [*celery, "worker", "-Q", queue, "-n", f"{name}@e2e", "-c", "2", "-l", "INFO"]
         argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
-        worker = Service(f"worker-{name}", argv, env=self.env, logs=self.tmp, ready=lambda: False)
+        worker = Service(
+            f"worker-{name}", argv, env={**self.env, **(env or {})}, logs=self.tmp, ready=lambda: False
+        )
         worker.ready = lambda: " ready." in worker.text()
         return worker
+
+    def start_region_worker(self, region: str, *, reaches_loopback: bool) -> Service:
+        """Start a worker for one more region; one that can't reach loopback fails every check there.
+
+        That is a region whose network can't reach the target (its address guard refuses
+        private addresses, as a production worker's does): the target itself stays up.
+        """
+        # A new name per start: each start gets log files of its own.
+        name = f"{region}-{'open' if reaches_loopback else 'fenced'}-{len(self.services)}"
+        env = {"UPTIMY_ALLOW_PRIVATE_TARGETS": "1" if reaches_loopback else "0"}
+        celery = [sys.executable, "-m", "celery", "-A", "uptimy"]
+        worker = self.add(self._worker(name, f"probes.{region}", celery, env))
+        return worker.start().wait_ready()
 
     def add(self, service: S) -> S:
         self.services[service.name] = service
@@ -353,15 +368,22 @@ class Stack:
     # --- data ---------------------------------------------------------------------------
 
     def create_healthchecks(
-        self, count: int, *, name: str, uri: str, rules: dict[str, Any], timeout: float = 10
+        self,
+        count: int,
+        *,
+        name: str,
+        uri: str,
+        rules: dict[str, Any],
+        timeout: float = 10,
+        regions: Sequence[str] = REGIONS,
     ) -> list[int]:
-        """Create MCP healthchecks on every test region at INTERVAL; return their ids."""
+        """Create MCP healthchecks in ``regions`` (default: the stack's) at INTERVAL; return their ids."""
         spec = [
             {
                 "name": f"{name}-{index}",
                 "config": {"uri": uri, "timeout": timeout},
                 "interval": INTERVAL,
-                "regions": list(REGIONS),
+                "regions": list(regions),
                 "rules": rules,
             }
             for index in range(count)

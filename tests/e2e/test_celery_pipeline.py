@@ -179,14 +179,41 @@ def test_checks_from_both_regions_go_down_after_rechecks_and_come_back_up(stack:
         timeout=2 * SLOT_SECONDS,
     )
     for hc_id in ids:
-        changes = status_changes(stack, hc_id)
-        assert (changes[0].from_status, changes[0].to_status) == ("pending", "up")
-        # One region may get there a moment before the other: degraded in between is right.
-        assert [change.to_status for change in changes if change.to_status != "degraded"] == [
-            "up",
-            "down",
-            "up",
+        # Each slot has one verdict: the regions' results of a slot never pass through degraded.
+        assert [(c.from_status, c.to_status) for c in status_changes(stack, hc_id)] == [
+            ("pending", "up"),
+            ("up", "down"),
+            ("down", "up"),
         ]
+
+
+def test_one_region_of_three_failing_makes_the_check_degraded_and_then_up_again(stack: Stack) -> None:
+    third = "ap-southeast"
+    regions = (*REGIONS, third)
+    worker = stack.start_region_worker(third, reaches_loopback=True)
+    ids = stack.create_healthchecks(
+        1, name="three", uri=stack.mcp.url + "/mcp", rules=RECHECKS, regions=regions
+    )
+    stack.wait_for(
+        "the check is up in three regions", lambda: statuses(stack, ids) == {ids[0]: "up"}, 2 * SLOT_SECONDS
+    )
+
+    worker.stop()
+    fenced = stack.start_region_worker(third, reaches_loopback=False)
+    stack.wait_for(
+        "the check is degraded", lambda: statuses(stack, ids) == {ids[0]: "degraded"}, 2 * SLOT_SECONDS
+    )
+    fenced.stop()
+    stack.start_region_worker(third, reaches_loopback=True)
+    stack.wait_for("the check is up again", lambda: statuses(stack, ids) == {ids[0]: "up"}, 2 * SLOT_SECONDS)
+
+    changes = status_changes(stack, ids[0])
+    assert [(c.from_status, c.to_status) for c in changes] == [
+        ("pending", "up"),
+        ("up", "degraded"),
+        ("degraded", "up"),
+    ]
+    assert changes[1].failed_regions == {third: "blocked_address"}
 
 
 def test_killed_workers_and_a_redis_restart_lose_no_slot_and_record_nothing_twice(stack: Stack) -> None:

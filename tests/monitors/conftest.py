@@ -13,19 +13,31 @@ import pytest
 FAST_MCP = Path(__file__).resolve().parents[1] / "peers" / "servers" / "fast_mcp.py"
 
 
+def start_fast_mcp(*args: str) -> tuple[subprocess.Popen[bytes], str]:
+    """Start tests/peers/servers/fast_mcp.py with ``args``; return the process and its MCP URL."""
+    process = subprocess.Popen([sys.executable, str(FAST_MCP), *args], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 30)
+    url = process.stdout.readline().decode().strip() if ready else ""
+    if not url:
+        process.kill()
+        raise AssertionError("fast_mcp.py printed no URL")
+    return process, url
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    process.wait(timeout=10)
+
+
 @pytest.fixture(scope="module")
 def fast_mcp() -> Iterator[str]:
     """Serve tests/peers/servers/fast_mcp.py on loopback; return its MCP URL."""
-    process = subprocess.Popen([sys.executable, str(FAST_MCP), "--tools", "3"], stdout=subprocess.PIPE)
+    process, url = start_fast_mcp("--tools", "3")
     try:
-        assert process.stdout is not None
-        ready, _, _ = select.select([process.stdout], [], [], 30)
-        url = process.stdout.readline().decode().strip() if ready else ""
-        assert url, "fast_mcp.py printed no URL"
         yield url
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop(process)
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
 import pytest
 from django.db import connection
@@ -23,6 +24,7 @@ from monitors.worker.scheduling import Claim
 from probes.checks import CheckKind
 from probes.checks.http import HTTP
 from probes.checks.mcp import MCP
+from tests.monitors.conftest import start_fast_mcp, stop
 
 SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
 REGIONS = ("ap-southeast", "eu-west", "us-east")
@@ -379,6 +381,37 @@ def test_the_embedded_worker_runs_a_recheck_after_its_delay(make, refused_url):
     assert second.checked_at - first.recorded_at >= timedelta(seconds=1)
     healthcheck.refresh_from_db()
     assert healthcheck.status == "down"
+
+
+@embedded
+def test_a_full_outage_goes_up_down_up_with_no_degraded_between(make):
+    process, url = start_fast_mcp("--tools", "3")
+    port = str(urlsplit(url).port)
+    healthcheck = make(url, now=timezone.now(), recheck_count=1, recheck_delay_seconds=1)
+    Healthcheck.objects.filter(pk=healthcheck.pk).update(interval_seconds=2)
+    healthcheck.refresh_from_db()
+    due_now(healthcheck)
+    reached: list[str] = []
+
+    def outage_and_recovery(_: _CountingTicks) -> bool:
+        nonlocal process
+        healthcheck.refresh_from_db()
+        if healthcheck.status not in ("up", "down") or reached[-1:] == [healthcheck.status]:
+            return False
+        reached.append(healthcheck.status)
+        if reached == ["up"]:
+            stop(process)  # the server goes away, for every region at once
+        elif reached == ["up", "down"]:
+            process, _ = start_fast_mcp("--tools", "3", "--port", port)
+        return reached == ["up", "down", "up"]
+
+    try:
+        assert run_worker(outage_and_recovery, seconds=120), f"reached only {reached}"
+    finally:
+        stop(process)
+
+    changes = [(c.from_status, c.to_status) for c in healthcheck.status_changes.order_by("id")]
+    assert changes == [("pending", "up"), ("up", "down"), ("down", "up")]
 
 
 def test_a_batch_enqueued_with_a_delay_waits_for_it():

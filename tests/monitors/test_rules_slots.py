@@ -147,7 +147,8 @@ def verdict(status: Status, failed: dict[str, str], slow: tuple[str, ...] = ()) 
 def test_the_cause_kind_is_the_one_most_failing_regions_share(status, failed, slow, kind):
     cause = cause_of(verdict(status, failed, slow), ())
 
-    assert cause is not None and cause.kind == kind
+    assert cause is not None
+    assert cause.kind == kind
 
 
 @pytest.mark.parametrize("status", [UP, PENDING, Status.PAUSED])
