@@ -35,6 +35,18 @@ The overall verdict (:func:`overall_verdict`), in this order
     the regions that did not vote ("; not reporting: ap-south"), since a verdict from fewer
     regions than configured should say so.
 
+One verdict per slot (:func:`slot_due`)
+    The overall verdict is taken once per slot, when every expected region has decided it (a
+    region awaiting a recheck has not), or when the slot's settle window (:func:`settle_window`)
+    closes with a region still silent: then the silent regions do not vote and are named. So
+    the regions' results of one slot never pass through an intermediate status, and a new
+    check waits for its first quorum instead of taking one region's word.
+
+The cause (:func:`cause_of`)
+    A DOWN or DEGRADED verdict has a cause: the kind most failing regions share, the sentence,
+    the failing regions and the missing tools. It changes (:func:`cause_changed`) when the
+    kinds or the missing tools do, not when another region fails the same way.
+
 Tool lists (:func:`tool_diff`)
     Tools are matched by name. Removed and added names, and for tools present in both lists
     the required inputs that are new. Only a removal or a new required input ``matters``
