@@ -69,10 +69,11 @@ def unique_region() -> str:
 
 
 class Run:
-    """A recorded result as far as the lag is concerned: its slot."""
+    """A recorded result as far as the lag is concerned: its slot and attempt."""
 
-    def __init__(self, slot: datetime) -> None:
+    def __init__(self, slot: datetime, attempt: int = 0) -> None:
         self.slot = slot
+        self.attempt = attempt
 
 
 @pytest.fixture(autouse=True)
@@ -141,6 +142,19 @@ def test_each_recorded_result_adds_its_slot_to_recorded_lag():
     assert sample(text, "uptimy_result_lag_seconds_bucket", region=region, le="2.0") == 1
     assert sample(text, "uptimy_result_lag_seconds_bucket", region=region, le="10.0") == 1
     assert sample(text, "uptimy_result_lag_seconds_bucket", region=region, le="15.0") == 2
+
+
+def test_a_recheck_counts_as_recorded_but_adds_no_lag():
+    region = unique_region()
+    recorded_at = datetime(2026, 11, 29, 12, 0, 30, tzinfo=UTC)
+    results = [Run(recorded_at - timedelta(seconds=2)), Run(recorded_at - timedelta(seconds=12), attempt=1)]
+
+    metrics.observe_recording(region, results, 0.01, recorded_at)
+
+    text = scrape()
+    assert sample(text, "uptimy_results_recorded_total", region=region) == 2
+    assert sample(text, "uptimy_result_lag_seconds_count", region=region) == 1
+    assert sample(text, "uptimy_result_lag_seconds_sum", region=region) == pytest.approx(2)
 
 
 def test_a_slot_ahead_of_the_recording_clock_counts_as_no_lag():
