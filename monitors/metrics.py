@@ -19,11 +19,12 @@ so that apps above this one can add theirs beside these.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import Counter as Tally
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timedelta
-from typing import Protocol
+from typing import ParamSpec, Protocol
 
 import redis
 from django.conf import settings
@@ -35,10 +36,11 @@ from prometheus_client.metrics_core import Metric
 
 from monitors import selectors
 from monitors.models import region_queue
-from probes.checks import CheckConfig, kind_of_config
+from probes.checks import CheckConfig, UnknownCheckKind, kind_of_config
 from probes.types import ProbeOutcome
 
 logger = logging.getLogger(__name__)
+P = ParamSpec("P")
 
 # This process's own values when there is no multiprocess directory; never the library's
 # global registry, which also holds its process and platform collectors.
@@ -95,6 +97,7 @@ EMBEDDED_QUEUE = Gauge(
 _embedded_regions: set[str] = set()
 
 OK_KIND = "ok"
+UNKNOWN_TYPE = "unknown"  # a config no registered type makes (a type unregistered since)
 
 
 class SlotRun(Protocol):
@@ -107,20 +110,43 @@ class SlotRun(Protocol):
     def attempt(self) -> int: ...
 
 
+def never_fails(observe: Callable[P, None]) -> Callable[P, None]:
+    """Log, never raise, a failure of ``observe``: counting a step must not cost its results."""
+
+    @functools.wraps(observe)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            observe(*args, **kwargs)
+        except Exception:
+            logger.exception("metrics: %s failed; the step it counts goes on", observe.__name__)
+
+    return guarded
+
+
+@never_fails
 def observe_claim(seconds: float, claimed: int) -> None:
     """Count one claim of the due checks: how long it took and how many checks it claimed."""
     CLAIM_SECONDS.observe(seconds)
     CLAIMED.inc(claimed)
 
 
+@never_fails
 def observe_checks(region: str, runs: Iterable[tuple[CheckConfig, ProbeOutcome]]) -> None:
     """Count checks run in ``region``, each as its config and outcome, by check type and result kind."""
     # One increment per label set, not per check: a batch holds hundreds of checks and few kinds.
-    tally = Tally((kind_of_config(config).name, outcome.kind or OK_KIND) for config, outcome in runs)
+    tally = Tally((_type_name(config), outcome.kind or OK_KIND) for config, outcome in runs)
     for (check_type, kind), count in tally.items():
         CHECKS.labels(region=region, type=check_type, kind=str(kind)).inc(count)
 
 
+def _type_name(config: CheckConfig) -> str:
+    try:
+        return kind_of_config(config).name
+    except UnknownCheckKind:
+        return UNKNOWN_TYPE
+
+
+@never_fails
 def observe_recording(region: str, results: Iterable[SlotRun], seconds: float, recorded_at: datetime) -> None:
     """Count one recorded group of ``region``'s results: how long recording took and each slot's lag.
 
@@ -137,6 +163,7 @@ def observe_recording(region: str, results: Iterable[SlotRun], seconds: float, r
     RECORDING_SECONDS.labels(region=region).observe(seconds)
 
 
+@never_fails
 def observe_embedded_queue(pending: Mapping[str, int]) -> None:
     """Set the embedded worker's pending batches per region; a region it no longer holds goes to 0."""
     for region in _embedded_regions - set(pending):

@@ -115,6 +115,25 @@ def test_the_result_kind_is_the_failure_kind_or_ok(outcome, kind):
     assert value("uptimy_checks_total", region=region, type="mcp", kind=kind) == 1
 
 
+def test_a_config_of_no_registered_type_counts_as_unknown():
+    region = unique_region()
+
+    metrics.observe_checks(region, [(object(), UP)])
+
+    assert value("uptimy_checks_total", region=region, type="unknown", kind="ok") == 1
+
+
+def test_a_metric_that_fails_never_fails_the_step_it_counts(monkeypatch, caplog):
+    def broken(**labels):
+        raise OSError("metrics file unwritable")
+
+    monkeypatch.setattr(metrics.CHECKS, "labels", broken)
+
+    metrics.observe_checks(unique_region(), [(MCP_CONFIG, UP)])
+
+    assert "observe_checks failed" in caplog.text
+
+
 def test_recording_counts_the_results_and_how_long_it_took():
     region = unique_region()
     recorded_at = datetime(2026, 11, 29, 12, 0, 10, tzinfo=UTC)
