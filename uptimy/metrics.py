@@ -47,9 +47,9 @@ def scrape_registry() -> CollectorRegistry:
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     else:
         registry.register(monitors_metrics.REGISTRY)
-        # The alerts app, once it counts deliveries (uptimy_alert_deliveries_total, by channel
-        # and outcome): register its registry here too, beside monitors'. In multiprocess mode
-        # nothing is needed: its processes' files are read with the rest.
+        # Alert deliveries: once the alerts app counts them, register its registry here too,
+        # beside monitors'. In multiprocess mode nothing is needed: its processes' files are
+        # read with the rest.
     registry.register(monitors_metrics.ScrapeTimeGauges())
     # The alerts app's scrape-time gauges (e.g. deliveries waiting) would be registered here.
     return registry
