@@ -30,6 +30,11 @@ def regions_enabled() -> QuerySet[Region]:
     return Region.objects.filter(enabled=True)
 
 
+def healthchecks_overdue_count(*, before: datetime) -> int:
+    """Count the unpaused healthchecks whose next check was due before ``before`` (the hc_due index)."""
+    return Healthcheck.objects.filter(paused=False, next_check_at__lt=before).count()
+
+
 def regions_allowed(*, organization: Organization) -> QuerySet[Region]:
     """Return the enabled regions the organization's plan allows."""
     return organization.plan.allowed_regions.filter(enabled=True).order_by("slug")

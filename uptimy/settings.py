@@ -161,6 +161,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1,
 }
 UPTIMY_TICK_SECONDS: float = env.float("UPTIMY_TICK_SECONDS", default=2.0)
+# /metrics (uptimy/metrics.py): Prometheus sends this as a bearer token. Without one, only
+# loopback clients are answered, so the endpoint is never open to the internet by default.
+UPTIMY_METRICS_TOKEN: str = env.str("UPTIMY_METRICS_TOKEN", default="")
 
 
 class BeatEntry(TypedDict):

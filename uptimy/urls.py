@@ -1,12 +1,14 @@
-"""Mount every app's routes: the health endpoint, the admin and the REST API."""
+"""Mount every app's routes: the health endpoint, the metrics, the admin and the REST API."""
 
 from django.contrib import admin
 from django.urls import include, path
 
 from monitors.views import healthz
+from uptimy.metrics import metrics
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("monitors.api.urls")),
 ]

@@ -16,6 +16,7 @@ import itertools
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -59,6 +60,15 @@ class EmbeddedWorker:
     def enqueue(self, region: str, items: list[BatchItem], delay: float = 0) -> None:
         with self._lock:
             heapq.heappush(self._due, (time.monotonic() + delay, next(self._order), region, items))
+
+    def pending_batches(self) -> dict[str, int]:
+        """Return how many batches this worker holds and has not started, by region (read-only, for metrics).
+
+        Rechecks waiting for their delay count; a batch handed to the thread pool, running or
+        waiting for a free thread, no longer does.
+        """
+        with self._lock:
+            return dict(Counter(region for _, _, region, _ in self._due))
 
     def run_forever(self) -> None:
         start = time.monotonic()

@@ -6,7 +6,15 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from monitors.worker.embedded import EmbeddedWorker
+from monitors import metrics
+from monitors.worker.embedded import EmbeddedWorker, PeriodicJob
+
+
+def queue_metrics_job(worker: EmbeddedWorker, every: float) -> PeriodicJob:
+    """Return the job that publishes the worker's pending batches to /metrics every ``every`` seconds."""
+    return PeriodicJob(
+        "metrics.embedded_queue", every, lambda: metrics.observe_embedded_queue(worker.pending_batches())
+    )
 
 
 class Command(BaseCommand):
@@ -17,6 +25,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         worker = EmbeddedWorker(tick_seconds=options["tick"])
+        # The web processes that answer /metrics can't see this process's memory: the queue
+        # goes to them as a gauge, through the metrics files.
+        worker.jobs.append(queue_metrics_job(worker, options["tick"]))
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, lambda *_: worker.stop.set())
         self.stdout.write(f"Probing every enabled region from this machine; tick {options['tick']}s.")

@@ -4,12 +4,19 @@ This is the one entry point of `make run`. Each part is a child process under ho
 manager, so Ctrl-C (or SIGTERM) stops them all and one part dying stops the rest, instead
 of leaving a half-running system. Without a broker the scheduler and the probe worker run
 in one process (``runprobes``); with REDIS_URL, a Celery worker on every queue and beat.
+
+Every part counts its metrics into one directory of files (prometheus_client's multiprocess
+mode, PROMETHEUS_MULTIPROC_DIR), which the web processes sum at each scrape of /metrics: a
+directory of this run's own under the var dir, made empty at start.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
 import sys
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -29,7 +36,9 @@ def parts(*, host: str, port: int, broker: bool, region_queues: list[str]) -> di
     processes = {
         "web": (
             f"{python} -m gunicorn uptimy.wsgi:application --bind {host}:{port} "
-            "--workers 2 --threads 4 --access-logfile - --graceful-timeout 5 --no-control-socket"
+            "--workers 2 --threads 4 --access-logfile - --graceful-timeout 5 --no-control-socket "
+            # Its hooks: a dead worker's live gauges leave the metrics files (child_exit).
+            "--config python:uptimy.gunicorn_conf"
         ),
     }
     if broker:
@@ -43,6 +52,45 @@ def parts(*, host: str, port: int, broker: bool, region_queues: list[str]) -> di
     else:
         processes["probes"] = f"{python} manage.py runprobes"
     return processes
+
+
+RUN_DIR_PREFIX = "run-"
+
+
+def metrics_dir(given: str | None = None) -> Path:
+    """Return an empty directory for this run's metrics files, and remove those of runs that ended.
+
+    ``given`` (PROMETHEUS_MULTIPROC_DIR from the environment) is used as it is, emptied of its
+    metrics files. Otherwise each run gets ``<var>/metrics/run-<pid>``: two servers sharing a
+    var dir never wipe each other's counters, and a run killed before it could clean up is
+    cleaned by the next start.
+    """
+    if given:
+        path = Path(given)
+        path.mkdir(parents=True, exist_ok=True)
+        for stale in path.glob("*.db"):
+            stale.unlink(missing_ok=True)
+        return path
+    root = Path(settings.VAR_DIR) / "metrics"
+    root.mkdir(parents=True, exist_ok=True)
+    for run in root.glob(f"{RUN_DIR_PREFIX}*"):
+        pid = run.name.removeprefix(RUN_DIR_PREFIX)
+        if not pid.isdigit() or not _alive(int(pid)):
+            shutil.rmtree(run, ignore_errors=True)
+    path = root / f"{RUN_DIR_PREFIX}{os.getpid()}"
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir()
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 class Command(BaseCommand):
@@ -60,8 +108,21 @@ class Command(BaseCommand):
             f"Uptimy on http://{host}:{port}/ (API http://{host}:{port}/api/v1/docs/); Ctrl-C stops."
         )
         self.stdout.flush()
+        given_metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+        metrics_path = metrics_dir(given_metrics_dir)
+        self.stdout.write(
+            f"Metrics: http://{host}:{port}/metrics "
+            + (
+                "(bearer token UPTIMY_METRICS_TOKEN)"
+                if settings.UPTIMY_METRICS_TOKEN
+                else "(loopback clients only)"
+            )
+        )
+        self.stdout.flush()
         manager = Manager()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        # Set in the children's environment, not by them: prometheus_client picks its file-backed
+        # values when it is first imported, and every process must pick them.
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", "PROMETHEUS_MULTIPROC_DIR": str(metrics_path)}
         # gunicorn here speaks plain HTTP: Secure-only cookies would never come back to the
         # admin's login over it. Behind a TLS proxy, set SECURE_COOKIES=true.
         env.setdefault("SECURE_COOKIES", "false")
@@ -71,6 +132,9 @@ class Command(BaseCommand):
         ).items():
             manager.add_process(name, command, env=env)
         manager.loop()
+        if not given_metrics_dir:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(metrics_path)
         sys.exit(manager.returncode)
 
     def _announce(self, created: dict[str, str | None]) -> None:

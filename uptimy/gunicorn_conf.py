@@ -1,0 +1,23 @@
+"""Give gunicorn Uptimy's hooks: ``gunicorn -c python:uptimy.gunicorn_conf …``.
+
+gunicorn reads this module's globals as its settings; only hooks live here, every other
+setting comes from the command line (``manage.py serve``, the Dockerfile).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from prometheus_client import multiprocess
+
+
+class _Worker(Protocol):
+    pid: int
+
+
+def child_exit(server: object, worker: _Worker) -> None:
+    """Drop a dead web worker's live gauges from the metrics files, as prometheus_client's multiprocess mode asks."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        # prometheus_client's multiprocess module has no annotations (the rest of the package has).
+        multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
