@@ -9,11 +9,16 @@ pause) is dropped, never replayed in a burst.
 On PostgreSQL the claim is one ``UPDATE … WHERE id IN (SELECT … FOR UPDATE SKIP LOCKED)``, so
 two dispatchers racing never claim the same slot and never wait on each other. SQLite has one
 writer at a time (IMMEDIATE transactions), which serializes dispatchers by itself.
+
+The dispatcher claims through :func:`claim_and_stage`: the same transaction writes the claimed
+runs, grouped into per-region batches, to the outbox (monitors.worker.outbox), so a slot whose
+schedule moved is always published, even when the dispatcher dies right after the commit.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -21,8 +26,11 @@ from django.db import connection, transaction
 
 from monitors.models import Healthcheck
 from monitors.slots import slot_after
+from monitors.worker.execution import BatchItem
+from monitors.worker.outbox import REPUBLISH_GRACE, Outbound, outbox_add
 
 CLAIM_LIMIT = 50_000
+BATCH_SIZE = 250
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,14 +42,58 @@ class Claim:
     regions: tuple[str, ...]
 
 
-def claim_due(*, now: datetime, limit: int = CLAIM_LIMIT) -> list[Claim]:
-    """Claim every unpaused healthcheck due at ``now``; each gets the latest slot that passed."""
+@dataclass(frozen=True, slots=True)
+class Staged:
+    """What one claim took and the outbox rows it wrote, for the dispatcher to publish."""
+
+    claims: list[Claim]
+    batches: list[Outbound]
+
+
+def claim_and_stage(
+    *, now: datetime, limit: int = CLAIM_LIMIT, grace: timedelta = REPUBLISH_GRACE
+) -> Staged:
+    """Claim what is due at ``now`` and write its per-region batches to the outbox, in one transaction.
+
+    The rows wait ``grace`` before a later tick may publish them: the caller publishes them
+    itself right after this returns.
+    """
     with transaction.atomic():
-        if connection.vendor == "postgresql":
-            rows = _claim_postgresql(now, limit)
-        else:
-            rows = _claim_portable(now, limit)
-        regions = _regions_of([row[0] for row in rows])
+        claims = _claim(now, limit)
+        batches = outbox_add(batches_for(claims), now=now, publish_after=now + grace)
+    return Staged(claims=claims, batches=batches)
+
+
+def claim_due(*, now: datetime, limit: int = CLAIM_LIMIT) -> list[Claim]:
+    """Claim every unpaused healthcheck due at ``now``; each gets the latest slot that passed.
+
+    This writes no outbox row: what it returns is published by no one unless the caller does
+    it. The dispatcher claims through :func:`claim_and_stage`.
+    """
+    with transaction.atomic():
+        return _claim(now, limit)
+
+
+def batches_for(claims: Iterable[Claim]) -> list[tuple[str, list[BatchItem]]]:
+    """Group claimed runs into per-region batches of at most BATCH_SIZE items."""
+    by_region: dict[str, list[BatchItem]] = defaultdict(list)
+    for claim in claims:
+        for region in claim.regions:
+            by_region[region].append([claim.healthcheck_id, claim.slot.isoformat(), 0])
+    return [
+        (region, items[start : start + BATCH_SIZE])
+        for region, items in sorted(by_region.items())
+        for start in range(0, len(items), BATCH_SIZE)
+    ]
+
+
+def _claim(now: datetime, limit: int) -> list[Claim]:
+    # Runs in the caller's transaction: the rows stay locked until it commits.
+    if connection.vendor == "postgresql":
+        rows = _claim_postgresql(now, limit)
+    else:
+        rows = _claim_portable(now, limit)
+    regions = _regions_of([row[0] for row in rows])
     return [
         Claim(healthcheck_id=hc_id, slot=slot, regions=regions.get(hc_id, ()))
         for hc_id, slot in rows

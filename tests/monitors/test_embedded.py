@@ -16,10 +16,9 @@ from django.utils import timezone
 from monitors.models import Healthcheck, ProbeResult, Region, RegionState
 from monitors.services import healthcheck_create, healthcheck_pause
 from monitors.worker import tasks
-from monitors.worker.dispatch import BATCH_SIZE, batches_for
+from monitors.worker.scheduling import BATCH_SIZE, Claim, batches_for
 from monitors.worker.embedded import EmbeddedWorker
 from monitors.worker.execution import execute_batch
-from monitors.worker.scheduling import Claim
 from probes.checks import CheckKind
 from probes.checks.http import HTTP
 from probes.checks.mcp import MCP
