@@ -141,13 +141,16 @@ def _runnable_config(healthcheck: Healthcheck) -> CheckConfig:
     except ValueError as exc:
         raise RunRefused(f"This healthcheck can't run: {exc}") from None
     try:
-        return kind.parse({**healthcheck.config, "headers": decrypt_headers(healthcheck.secret_headers)})
+        config: CheckConfig = kind.parse(
+            {**healthcheck.config, "headers": decrypt_headers(healthcheck.secret_headers)}
+        )
     except ConfigError as exc:
         # Saved before a rule tightened: the messages name fields, never a header value.
         raise RunRefused(
             f"This healthcheck's stored config no longer passes validation ({exc}); "
             "save the check again with a valid config to run it."
         ) from None
+    return config
 
 
 def _plan(healthcheck: Healthcheck, config: CheckConfig, now: datetime) -> list[tuple[str, datetime, int]]:
@@ -215,7 +218,9 @@ def _progress_of(healthcheck: Healthcheck) -> dict[str, RegionProgress]:
     }
 
 
-def _run_here(healthcheck: Healthcheck, config: CheckConfig, plan: Sequence[tuple[str, datetime, int]]) -> None:
+def _run_here(
+    healthcheck: Healthcheck, config: CheckConfig, plan: Sequence[tuple[str, datetime, int]]
+) -> None:
     """Run every region's run on one event loop, record each region's, and stage their rechecks."""
     outcomes = asyncio.run(run_batch([(run, config) for run in plan], probe_env()))
     checked_at = timezone.now()

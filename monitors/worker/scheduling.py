@@ -50,9 +50,7 @@ class Staged:
     batches: list[Outbound]
 
 
-def claim_and_stage(
-    *, now: datetime, limit: int = CLAIM_LIMIT, grace: timedelta = REPUBLISH_GRACE
-) -> Staged:
+def claim_and_stage(*, now: datetime, limit: int = CLAIM_LIMIT, grace: timedelta = REPUBLISH_GRACE) -> Staged:
     """Claim what is due at ``now`` and write its per-region batches to the outbox, in one transaction.
 
     The rows wait ``grace`` before a later tick may publish them: the caller publishes them
@@ -89,10 +87,8 @@ def batches_for(claims: Iterable[Claim]) -> list[tuple[str, list[BatchItem]]]:
 
 def _claim(now: datetime, limit: int) -> list[Claim]:
     # Runs in the caller's transaction: the rows stay locked until it commits.
-    if connection.vendor == "postgresql":
-        rows = _claim_postgresql(now, limit)
-    else:
-        rows = _claim_portable(now, limit)
+    claim = _claim_postgresql if connection.vendor == "postgresql" else _claim_portable
+    rows = claim(now, limit)
     regions = _regions_of([row[0] for row in rows])
     return [
         Claim(healthcheck_id=hc_id, slot=slot, regions=regions.get(hc_id, ()))
