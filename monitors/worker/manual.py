@@ -40,6 +40,7 @@ from monitors import services
 from monitors.models import Healthcheck, ProbeResult, RegionState
 from monitors.rules import RecheckPolicy, region_verdict
 from monitors.secrets import decrypt_headers
+from monitors.slots import slot_after
 from monitors.worker.execution import BatchItem, Enqueue, probe_env
 from monitors.worker.outbox import outbox_add
 from probes.checks import CheckConfig, check_kind
@@ -81,8 +82,9 @@ def owed_run(
 ) -> tuple[datetime, int]:
     """Return the (slot, attempt) a manual run in one region runs: what the region owes, else (now, 0).
 
-    1. ``scheduled``, the check's latest claimed slot, when the region has not recorded it and
-       it is at most timeout + OWED_SLACK old: its scheduled run is on its way.
+    1. ``scheduled``, the check's latest claimed slot (or the one the next tick claims), when
+       the region has not recorded it and it is at most timeout + OWED_SLACK old: its scheduled
+       run is on its way.
     2. The next attempt of the region's newest run when that run failed and the rules asked for
        a recheck (:func:`monitors.rules.region_verdict`), at most delay + timeout + OWED_SLACK
        ago: the recheck is on its way.
@@ -168,7 +170,7 @@ def _plan(healthcheck: Healthcheck, config: CheckConfig, now: datetime) -> list[
     policy = RecheckPolicy(
         count=healthcheck.recheck_count, delay_seconds=float(healthcheck.recheck_delay_seconds)
     )
-    scheduled = _latest_scheduled_slot(healthcheck)
+    scheduled = _latest_scheduled_slot(healthcheck, now)
     return [
         (
             region,
@@ -180,11 +182,17 @@ def _plan(healthcheck: Healthcheck, config: CheckConfig, now: datetime) -> list[
     ]
 
 
-def _latest_scheduled_slot(healthcheck: Healthcheck) -> datetime | None:
-    """Return the slot the schedule last claimed: the one before next_check_at, once the check exists."""
+def _latest_scheduled_slot(healthcheck: Healthcheck, now: datetime) -> datetime | None:
+    """Return the slot the schedule claimed last, or is about to claim, once the check exists."""
     if healthcheck.next_check_at is None:
         return None
-    slot = healthcheck.next_check_at - timedelta(seconds=healthcheck.interval_seconds)
+    interval = timedelta(seconds=healthcheck.interval_seconds)
+    if healthcheck.next_check_at <= now:
+        # Due and not claimed yet: the next tick claims the latest slot that has passed.
+        slot = slot_after(now, interval_seconds=healthcheck.interval_seconds, offset=healthcheck.slot_offset)
+        slot -= interval
+    else:
+        slot = healthcheck.next_check_at - interval
     return slot if slot >= healthcheck.created_at else None
 
 

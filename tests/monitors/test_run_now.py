@@ -233,7 +233,10 @@ def test_a_region_awaiting_a_recheck_runs_that_recheck_and_its_episode_goes_on(
     assert RegionState.objects.get(healthcheck=healthcheck, region__slug="eu-west").status == "down"
 
 
-def test_a_region_whose_scheduled_run_is_on_its_way_runs_that_slot(client, make, embedded_mode, fast_mcp):
+@pytest.mark.parametrize("claimed", [True, False], ids=["claimed", "due, not claimed yet"])
+def test_a_region_whose_scheduled_run_is_on_its_way_runs_that_slot(
+    client, make, embedded_mode, fast_mcp, claimed
+):
     healthcheck = make(fast_mcp)
     now = timezone.now()
     slot = now.replace(microsecond=0) - timedelta(seconds=1)
@@ -241,12 +244,16 @@ def test_a_region_whose_scheduled_run_is_on_its_way_runs_that_slot(client, make,
         created_at=now - timedelta(hours=1), slot_offset=int(slot.timestamp()) % 3600, next_check_at=slot
     )
     queued = Captured()
-    assert dispatch_due(enqueue=queued) == 1  # claimed, not yet run
+    if claimed:
+        assert dispatch_due(enqueue=queued) == 1  # claimed, not yet run
 
     results = answers(client.post(run_url(healthcheck)))
+    if not claimed:
+        assert dispatch_due(enqueue=queued) == 1  # the tick comes after the manual run
     for region, items, _ in queued.calls:
         execute_batch(region, items, enqueue=Captured())
 
+    assert [items[0][1] for _, items, _ in queued.calls] == [slot.isoformat()] * len(REGIONS)
     assert {(item_slot, attempt, status) for _, item_slot, attempt, status, _ in results} == {
         (slot.isoformat().replace("+00:00", "Z"), 0, "up")
     }
