@@ -31,4 +31,4 @@ def dispatch_due(*, enqueue: Enqueue, now: datetime | None = None) -> int:
     outbox_publish(outbox_take_due(now=now), enqueue=enqueue)
     staged = claim_and_stage(now=now)
     outbox_publish(staged.batches, enqueue=enqueue)
-    return len(staged.claims)
+    return staged.claimed

@@ -299,6 +299,7 @@ def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any
             # Each round claims one interval later: every healthcheck is due again, one slot on.
             moment = now + timedelta(seconds=interval * index)
             # The steps of monitors.worker.dispatch.dispatch_due, timed one by one.
+            cpu0, db0 = _cpu_seconds(), _database_cpu_seconds()
             t0 = time.perf_counter()
             outbox_publish(outbox_take_due(now=moment), enqueue=enqueue or _nowhere)
             t1 = time.perf_counter()
@@ -306,15 +307,18 @@ def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any
             t2 = time.perf_counter()
             outbox_publish(staged.batches, enqueue=enqueue or _nowhere)
             t3 = time.perf_counter()
+            cpu1, db1 = _cpu_seconds(), _database_cpu_seconds()
             rounds.append(
                 {
-                    "claimed": len(staged.claims),
+                    "claimed": staged.claimed,
                     "runs": sum(len(batch.items) for batch in staged.batches),
                     "batches": len(staged.batches),
                     "leftovers_ms": _ms(t1 - t0),
                     "claim_ms": _ms(t2 - t1),
                     "publish_ms": _ms(t3 - t2),
                     "total_ms": _ms(t3 - t0),
+                    "cpu_ms": _ms(cpu1 - cpu0),
+                    "db_cpu_ms": _ms(db1 - db0) if db0 is not None and db1 is not None else None,
                 }
             )
     finally:
@@ -323,6 +327,7 @@ def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any
         if info.get("shared_database"):
             fixture.delete()
     totals = [entry["total_ms"] for entry in rounds]
+    cpus = [entry["cpu_ms"] + (entry["db_cpu_ms"] or 0) for entry in rounds]
     return {
         **info,
         "command": "claim",
@@ -333,7 +338,29 @@ def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any
         "rounds": rounds,
         "median_total_ms": round(statistics.median(totals), 1),
         "max_total_ms": max(totals),
+        "median_cpu_ms": round(statistics.median(cpus), 1),
     }
+
+
+def _database_cpu_seconds() -> float | None:
+    """Return the CPU seconds of this connection's PostgreSQL backend, if it runs on this machine.
+
+    Wall time on a shared machine swings with the other work; CPU time swings far less, so
+    the bench reports both. None where /proc does not show the backend (another host, SQLite).
+    """
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # utime and stime, the 14th and 15th fields, in clock ticks.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _nowhere(region: str, items: list[Any], delay: float = 0) -> None:
@@ -681,10 +708,14 @@ def human(report: dict[str, Any]) -> str:
             lines.append(
                 f"  {entry['claimed']} claimed, {entry['runs']} runs in {entry['batches']} batches: "
                 f"leftovers {entry['leftovers_ms']} ms, claim + group + outbox {entry['claim_ms']} ms "
-                f"(one transaction), {publish} {entry['publish_ms']} ms; total {entry['total_ms']} ms"
+                f"(one transaction), {publish} {entry['publish_ms']} ms; total {entry['total_ms']} ms; "
+                f"CPU: bench {entry['cpu_ms']} ms, PostgreSQL {entry['db_cpu_ms']} ms"
             )
         what = "one tick" if report["enqueue"] else "one tick without enqueue (pass --redis to enqueue)"
-        lines.append(f"{what}: median {report['median_total_ms']} ms, max {report['max_total_ms']} ms")
+        lines.append(
+            f"{what}: median {report['median_total_ms']} ms, max {report['max_total_ms']} ms; "
+            f"CPU (bench + PostgreSQL) median {report['median_cpu_ms']} ms"
+        )
     elif command == "record":
         lines.append(
             f"record: {report['checks']} healthchecks × {report['regions']} regions, batches of "
