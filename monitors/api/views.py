@@ -175,8 +175,9 @@ class HealthcheckViewSet(
         """Run the check now in every enabled region at once and answer with the results.
 
         A region that still owes a run (a pending recheck, a scheduled run on its way) runs that
-        one now instead of a slot of its own; each result carries its slot and attempt. 409, saying why, when the check is paused, has no enabled
-        region, or its stored config no longer passes validation.
+        one now instead of a slot of its own; each result carries its slot and attempt. 409,
+        saying why, when the check is paused, has no enabled region, or its stored config no
+        longer passes validation.
         """
         try:
             results = run_now(healthcheck=self.get_object(), enqueue=broker_enqueue())
