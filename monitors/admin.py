@@ -15,6 +15,7 @@ from monitors.models import (
     HealthcheckTag,
     Membership,
     Organization,
+    OutboxBatch,
     Plan,
     ProbeResult,
     Region,
@@ -183,3 +184,11 @@ class RollupAdmin(ReadOnlyAdmin[Rollup]):
 class HealthcheckTagAdmin(ModelAdmin[HealthcheckTag]):
     list_display = ["name", "healthcheck"]
     search_fields = ["name"]
+
+
+@admin.register(OutboxBatch)
+class OutboxBatchAdmin(ReadOnlyAdmin[OutboxBatch]):
+    """Show what waits to be handed to a region's workers: a row that stays was never published."""
+
+    list_display = ["region", "created_at", "publish_after", "republished"]
+    list_filter = ["region"]

@@ -413,3 +413,27 @@ class Rollup(models.Model):
     @property
     def uptime(self) -> float | None:
         return (self.runs - self.failures) / self.runs if self.runs else None
+
+
+class OutboxBatch(models.Model):
+    """Hold a region's batch until it is handed to the region's workers: the dispatcher's outbox.
+
+    The claim writes its batches here in the transaction that moves the schedule; the
+    dispatcher publishes them right after commit and deletes them. A row still here at
+    ``publish_after`` was not handed over (its dispatcher died, the broker refused it), and the
+    next tick publishes it (monitors.worker.outbox).
+    """
+
+    region = models.CharField(max_length=32, help_text="The slug of the region whose queue takes the batch.")
+    items = models.JSONField(help_text="[[healthcheck_id, slot_iso, attempt], …], as a message carries them.")
+    created_at = models.DateTimeField()
+    # A grace after the claim (its own dispatcher publishes it at once), a recheck's delay, or
+    # a grace after a tick took it: no other tick takes the row before.
+    publish_after = models.DateTimeField()
+    republished = models.PositiveIntegerField(default=0, help_text="How many times a later tick took it.")
+
+    class Meta:
+        indexes = [models.Index(fields=["publish_after"], name="outbox_due")]
+
+    def __str__(self) -> str:
+        return f"{self.region}: {len(self.items)} runs, after {self.publish_after}"

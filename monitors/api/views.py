@@ -29,7 +29,7 @@ from monitors.api.serializers import (
     UptimeSerializer,
 )
 from monitors.models import ApiKey, Healthcheck, Organization, Region
-from monitors.worker.manual import run_now
+from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
 
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
@@ -179,14 +179,17 @@ class HealthcheckViewSet(
     @extend_schema(request=None, responses={200: ProbeResultSerializer(many=True), 409: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"], filterset_class=None, pagination_class=None)
     def run(self, request: Request, id: str | None = None) -> Response:
-        """Run the check now in every region and answer with the results; 409 while it is paused."""
-        healthcheck = self.get_object()
-        if healthcheck.paused:
-            return Response(
-                {"detail": "This healthcheck is paused, so it was not run; resume it first."},
-                status=status.HTTP_409_CONFLICT,
-            )
-        results = run_now(healthcheck=healthcheck, enqueue=broker_enqueue())
+        """Run the check now in every enabled region at once and answer with the results.
+
+        A region that still owes a run (a pending recheck, a scheduled run on its way) runs that
+        one now instead of a slot of its own; each result carries its slot and attempt. 409,
+        saying why, when the check is paused, has no enabled region, or its stored config no
+        longer passes validation.
+        """
+        try:
+            results = run_now(healthcheck=self.get_object(), enqueue=broker_enqueue())
+        except RunRefused as refused:
+            return Response({"detail": str(refused)}, status=status.HTTP_409_CONFLICT)
         return Response(ProbeResultSerializer(results, many=True).data)
 
     def _paginated(

@@ -1,38 +1,34 @@
 """Claim what is due and hand one batch per region to whatever runs batches (broker or embedded).
 
+Both dispatchers go through :func:`dispatch_due`: the Celery beat task
+(monitors.worker.tasks.dispatch_due) with the broker's enqueue, the embedded worker
+(monitors.worker.embedded) with its own. Each tick first publishes what an earlier tick left in
+the outbox, then claims and stages (one transaction), then publishes what it staged and deletes
+it (monitors.worker.outbox says why a batch sent twice is harmless).
+
 Messages carry ids and ISO timestamps only: ``[healthcheck_id, slot_iso, attempt]``
 (:data:`monitors.worker.execution.BatchItem`).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
+from datetime import datetime
 
 from django.utils import timezone
 
-from monitors.worker.execution import BatchItem, Enqueue
-from monitors.worker.scheduling import Claim, claim_due
-
-BATCH_SIZE = 250
-
-
-def batches_for(claims: Iterable[Claim]) -> list[tuple[str, list[BatchItem]]]:
-    """Group claimed runs into per-region batches of at most BATCH_SIZE items."""
-    by_region: dict[str, list[BatchItem]] = defaultdict(list)
-    for claim in claims:
-        for region in claim.regions:
-            by_region[region].append([claim.healthcheck_id, claim.slot.isoformat(), 0])
-    return [
-        (region, items[start : start + BATCH_SIZE])
-        for region, items in sorted(by_region.items())
-        for start in range(0, len(items), BATCH_SIZE)
-    ]
+from monitors.worker.execution import Enqueue
+from monitors.worker.outbox import outbox_publish, outbox_take_due
+from monitors.worker.scheduling import claim_and_stage
 
 
-def dispatch_due(*, enqueue: Enqueue) -> int:
-    """Claim what is due now and enqueue one batch per region; return how many checks were claimed."""
-    claims = claim_due(now=timezone.now())
-    for region, items in batches_for(claims):
-        enqueue(region, items, 0)
-    return len(claims)
+def dispatch_due(*, enqueue: Enqueue, now: datetime | None = None) -> int:
+    """Publish what is left unsent, claim what is due and publish its batches; return the claims.
+
+    A publish that fails (the broker refuses) raises: the unsent batches stay in the outbox
+    for the next tick, and a tick whose leftovers fail claims nothing new.
+    """
+    now = now or timezone.now()
+    outbox_publish(outbox_take_due(now=now), enqueue=enqueue)
+    staged = claim_and_stage(now=now)
+    outbox_publish(staged.batches, enqueue=enqueue)
+    return staged.claimed

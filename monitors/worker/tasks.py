@@ -38,7 +38,11 @@ def broker_enqueue() -> Enqueue | None:
 
 @shared_task(name="monitors.dispatch_due", ignore_result=True, expires=10)
 def dispatch_due() -> int:
-    """Claim what is due now and send one batch per region (a tick's worth; expires if late)."""
+    """Send what an earlier tick left unsent, claim what is due now and send one batch per region.
+
+    A tick's worth; it expires if late. The claim's batches go through the outbox
+    (monitors.worker.dispatch), so a beat worker that dies mid-tick loses no slot.
+    """
     return dispatch.dispatch_due(enqueue=enqueue_celery)
 
 

@@ -8,11 +8,13 @@ the end), or, with neither, a temporary SQLite file. Claim and record figures ar
 PostgreSQL, so on SQLite those two refuse unless ``--allow-sqlite``.
 
 - ``claim``: N healthchecks × R regions, all due at once (one minute's worth of a 60 s
-  schedule, worst case: everything in one tick). Times ``claim_due`` (the SKIP LOCKED
-  UPDATE … RETURNING and the regions read), ``batches_for`` and the enqueue of every batch
-  through ``enqueue_celery`` to the Redis broker at ``--redis``/REDIS_URL. The queues are the
-  bench's own regions' (``probes.bench<pid>-<i>``), which no worker consumes, and are deleted
-  after. Without Redis it reports claim and grouping only, and says so.
+  schedule, worst case: everything in one tick). Times the steps of one dispatcher tick
+  (``monitors.worker.dispatch.dispatch_due``): publishing what the outbox holds unsent,
+  ``claim_and_stage`` (one transaction: the SKIP LOCKED UPDATE … RETURNING, the regions read,
+  the grouping into batches and the outbox rows), and publishing every batch through
+  ``enqueue_celery`` to the Redis broker at ``--redis``/REDIS_URL, then deleting its rows. The
+  queues are the bench's own regions' (``probes.bench<pid>-<i>``), which no worker consumes,
+  and are deleted after. Without Redis publishing only deletes the rows, and it says so.
 - ``record``: N × R results (``--results``) through ``services.outcomes_record`` in batches of
   250 per region, as workers send them; round 1 is the first result of every healthcheck
   (region states and tool lists are created), later rounds are the steady state.
@@ -280,8 +282,8 @@ def sample_outcome() -> Any:
 def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
     from django.utils import timezone
 
-    from monitors.worker.dispatch import batches_for
-    from monitors.worker.scheduling import claim_due
+    from monitors.worker.outbox import outbox_publish, outbox_take_due
+    from monitors.worker.scheduling import claim_and_stage
 
     fixture = Fixture(regions=args.regions)
     now = timezone.now().replace(microsecond=0)
@@ -296,24 +298,27 @@ def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any
         for index in range(args.rounds):
             # Each round claims one interval later: every healthcheck is due again, one slot on.
             moment = now + timedelta(seconds=interval * index)
+            # The steps of monitors.worker.dispatch.dispatch_due, timed one by one.
+            cpu0, db0 = _cpu_seconds(), _database_cpu_seconds()
             t0 = time.perf_counter()
-            claims = claim_due(now=moment)
+            outbox_publish(outbox_take_due(now=moment), enqueue=enqueue or _nowhere)
             t1 = time.perf_counter()
-            batches = batches_for(claims)
+            staged = claim_and_stage(now=moment)
             t2 = time.perf_counter()
-            if enqueue is not None:
-                for region, items in batches:
-                    enqueue(region, items)
+            outbox_publish(staged.batches, enqueue=enqueue or _nowhere)
             t3 = time.perf_counter()
+            cpu1, db1 = _cpu_seconds(), _database_cpu_seconds()
             rounds.append(
                 {
-                    "claimed": len(claims),
-                    "runs": sum(len(items) for _, items in batches),
-                    "batches": len(batches),
-                    "claim_ms": _ms(t1 - t0),
-                    "group_ms": _ms(t2 - t1),
-                    "enqueue_ms": _ms(t3 - t2) if enqueue is not None else None,
+                    "claimed": staged.claimed,
+                    "runs": sum(len(batch.items) for batch in staged.batches),
+                    "batches": len(staged.batches),
+                    "leftovers_ms": _ms(t1 - t0),
+                    "claim_ms": _ms(t2 - t1),
+                    "publish_ms": _ms(t3 - t2),
                     "total_ms": _ms(t3 - t0),
+                    "cpu_ms": _ms(cpu1 - cpu0),
+                    "db_cpu_ms": _ms(db1 - db0) if db0 is not None and db1 is not None else None,
                 }
             )
     finally:
@@ -322,6 +327,7 @@ def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any
         if info.get("shared_database"):
             fixture.delete()
     totals = [entry["total_ms"] for entry in rounds]
+    cpus = [entry["cpu_ms"] + (entry["db_cpu_ms"] or 0) for entry in rounds]
     return {
         **info,
         "command": "claim",
@@ -332,7 +338,33 @@ def bench_claim(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any
         "rounds": rounds,
         "median_total_ms": round(statistics.median(totals), 1),
         "max_total_ms": max(totals),
+        "median_cpu_ms": round(statistics.median(cpus), 1),
     }
+
+
+def _database_cpu_seconds() -> float | None:
+    """Return the CPU seconds of this connection's PostgreSQL backend, if it runs on this machine.
+
+    Wall time on a shared machine swings with the other work; CPU time swings far less, so
+    the bench reports both. None where /proc does not show the backend (another host, SQLite).
+    """
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    # utime and stime, the 14th and 15th fields, in clock ticks.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _nowhere(region: str, items: list[Any], delay: float = 0) -> None:
+    """Stand in for a broker when none is given: publishing then costs only the outbox delete."""
 
 
 def _celery_enqueue(regions: list[str]) -> Any:
@@ -671,19 +703,19 @@ def human(report: dict[str, Any]) -> str:
             f"claim: {report['checks']} healthchecks × {report['regions']} regions, all due; "
             f"setup {report['setup_s']} s"
         )
+        publish = "publish" if report["enqueue"] else "publish (no Redis: outbox delete only)"
         for entry in report["rounds"]:
-            enqueue = (
-                f", enqueue {entry['enqueue_ms']} ms"
-                if entry["enqueue_ms"] is not None
-                else " (no Redis: enqueue not measured)"
-            )
             lines.append(
                 f"  {entry['claimed']} claimed, {entry['runs']} runs in {entry['batches']} batches: "
-                f"claim {entry['claim_ms']} ms, group {entry['group_ms']} ms{enqueue}; "
-                f"total {entry['total_ms']} ms"
+                f"leftovers {entry['leftovers_ms']} ms, claim + group + outbox {entry['claim_ms']} ms "
+                f"(one transaction), {publish} {entry['publish_ms']} ms; total {entry['total_ms']} ms; "
+                f"CPU: bench {entry['cpu_ms']} ms, PostgreSQL {entry['db_cpu_ms']} ms"
             )
-        what = "claim + group + enqueue" if report["enqueue"] else "claim + group (pass --redis to enqueue)"
-        lines.append(f"{what}: median {report['median_total_ms']} ms, max {report['max_total_ms']} ms")
+        what = "one tick" if report["enqueue"] else "one tick without enqueue (pass --redis to enqueue)"
+        lines.append(
+            f"{what}: median {report['median_total_ms']} ms, max {report['max_total_ms']} ms; "
+            f"CPU (bench + PostgreSQL) median {report['median_cpu_ms']} ms"
+        )
     elif command == "record":
         lines.append(
             f"record: {report['checks']} healthchecks × {report['regions']} regions, batches of "
@@ -735,7 +767,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--allow-sqlite", action="store_true", help="run claim/record on SQLite anyway (not a real figure)"
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    claim = commands.add_parser("claim", parents=[common], help="claim + group + enqueue one tick")
+    claim = commands.add_parser("claim", parents=[common], help="one dispatcher tick: claim, stage, publish")
     claim.add_argument("--rounds", type=int, default=3, help="ticks to time, one interval apart (3)")
     claim.add_argument(
         "--redis",

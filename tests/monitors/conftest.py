@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import select
+import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from monitors.models import Healthcheck
+from monitors.services import healthcheck_create
+from probes.checks import CheckKind
+from probes.checks.mcp import MCP
+
 FAST_MCP = Path(__file__).resolve().parents[1] / "peers" / "servers" / "fast_mcp.py"
+# The `make` fixture's default creation time: its checks' first slots are long past.
+LOOPBACK_NOW = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
 
 
 def start_fast_mcp(*args: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -65,3 +76,63 @@ def fuzz_client(make_client, now, monkeypatch):
     client = make_client(organization)
     client.seed_id = str(seed.public_id)
     return client
+
+
+class _Hello(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"hello from loopback"
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    """Serve "hello from loopback" to every GET; return the URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def refused_url() -> str:
+    """Return a loopback URL whose port nobody listens on: connection refused, at once."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture
+def make(org, settings) -> Callable[..., Healthcheck]:
+    """Return a factory of hourly checks of loopback targets in the organization ``org``."""
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+
+    def make(
+        uri: str, *, check_type: CheckKind = MCP, now: datetime = LOOPBACK_NOW, timeout: float = 5, **rules
+    ) -> Healthcheck:
+        """Create a check of ``uri`` (every region unless ``regions=[…]``); ``rules`` are its rule fields."""
+        config = {"uri": uri, "timeout": timeout}
+        regions = rules.pop("regions", None)
+        return healthcheck_create(
+            organization=org,
+            name="loopback",
+            check_type=check_type,
+            config=config,
+            now=now,
+            # An hour between slots: no second slot can fall due while a worker test runs.
+            interval_seconds=3600,
+            region_slugs=regions,
+            rules=rules,
+        )
+
+    return make

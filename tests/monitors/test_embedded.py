@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
@@ -15,74 +13,16 @@ from django.db import connection
 from django.utils import timezone
 
 from monitors.models import Healthcheck, ProbeResult, Region, RegionState
-from monitors.services import healthcheck_create, healthcheck_pause
+from monitors.services import healthcheck_pause
 from monitors.worker import tasks
-from monitors.worker.dispatch import BATCH_SIZE, batches_for
 from monitors.worker.embedded import EmbeddedWorker
 from monitors.worker.execution import execute_batch
-from monitors.worker.scheduling import Claim
-from probes.checks import CheckKind
+from monitors.worker.scheduling import BATCH_SIZE, Claim, batches_for
 from probes.checks.http import HTTP
-from probes.checks.mcp import MCP
 from tests.monitors.conftest import start_fast_mcp, stop
 
 SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
 REGIONS = ("ap-southeast", "eu-west", "us-east")
-
-
-class _Hello(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        body = b"hello from loopback"
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def http_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-@pytest.fixture
-def refused_url() -> str:
-    """Return a loopback URL whose port nobody listens on: connection refused, at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/mcp"
-
-
-@pytest.fixture
-def make(org, settings) -> Callable[..., Healthcheck]:
-    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
-
-    def make(uri: str, *, check_type: CheckKind = MCP, now: datetime = SLOT, **rules) -> Healthcheck:
-        config = {"uri": uri, "timeout": 5}
-        regions = rules.pop("regions", None)
-        return healthcheck_create(
-            organization=org,
-            name="loopback",
-            check_type=check_type,
-            config=config,
-            now=now,
-            # An hour between slots: no second slot can fall due while a worker test runs.
-            interval_seconds=3600,
-            region_slugs=regions,
-            rules=rules,
-        )
-
-    return make
 
 
 class Captured:

@@ -11,10 +11,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db import connection, transaction
 
-from monitors.models import Healthcheck, Region
+from monitors.models import Healthcheck, OutboxBatch, Region
 from monitors.services import healthcheck_create, healthcheck_pause, healthcheck_resume, healthcheck_update
 from monitors.slots import first_slot_at_or_after, slot_after, slot_offset_for
-from monitors.worker.scheduling import claim_due
+from monitors.worker import scheduling
+from monitors.worker.scheduling import Claim, batches_for, claim_and_stage, claim_due
 from probes.checks.mcp import MCP
 
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)  # a whole minute, hour and day in epoch seconds
@@ -303,9 +304,54 @@ def test_postgresql_claim_moves_the_schedule_like_the_portable_path(postgres, or
     assert healthcheck.next_check_at == at(1, 7)
 
 
+def claimed_runs(*, now: datetime, limit: int = scheduling.CLAIM_LIMIT) -> list[tuple[int, datetime]]:
+    """Claim as claim_due does; return the claimed (healthcheck id, slot) pairs."""
+    return [(c.healthcheck_id, c.slot) for c in claim_due(now=now, limit=limit)]
+
+
+def staged_runs(*, now: datetime, limit: int = scheduling.CLAIM_LIMIT) -> list[tuple[int, datetime]]:
+    """Claim as the dispatcher does (claim_and_stage); return the staged (healthcheck id, slot) pairs."""
+    staged = claim_and_stage(now=now, limit=limit)
+    return sorted(
+        {(item[0], datetime.fromisoformat(item[1])) for batch in staged.batches for item in batch.items}
+    )
+
+
+both_claims = pytest.mark.parametrize(
+    "claim", [claimed_runs, staged_runs], ids=["claim_due", "claim_and_stage"]
+)
+
+
 @pg
 @pytest.mark.services
-def test_postgresql_claim_skips_rows_another_transaction_holds_without_waiting(postgres, org, now):
+def test_postgresql_claim_and_stage_stages_the_batches_the_portable_path_groups(
+    postgres, org, now, monkeypatch
+):
+    monkeypatch.setattr(scheduling, "BATCH_SIZE", 2)  # the statement cuts batches as batches_for does
+    everywhere = [make_check(org, now, name=f"all{index}", offset=index) for index in range(3)]
+    us_only = make_check(org, now, name="us", offset=5, region_slugs=["us-east"])
+    hourly = make_check(org, now, name="hourly", interval_seconds=3600, offset=300, next_at=at(-55))
+    make_check(org, now, name="later", offset=30)
+    Region.objects.filter(slug="ap-southeast").update(enabled=False)
+    regions = ("eu-west", "us-east")
+    expected = [
+        *(Claim(hc.id, at(0, index), regions) for index, hc in enumerate(everywhere)),
+        Claim(us_only.id, at(0, 5), ("us-east",)),
+        Claim(hourly.id, at(-55), regions),
+    ]
+
+    staged = claim_and_stage(now=at(0, 10))
+
+    assert staged.claimed == len(expected)
+    written = sorted((row.region, row.items) for row in OutboxBatch.objects.all())
+    assert written == sorted(batches_for(expected))
+    assert sorted((batch.region, batch.items) for batch in staged.batches) == written
+
+
+@pg
+@pytest.mark.services
+@both_claims
+def test_postgresql_claim_skips_rows_another_transaction_holds_without_waiting(postgres, org, now, claim):
     held = make_check(org, now, name="held")
     free = make_check(org, now, name="free", offset=3)
     locked, release = threading.Event(), threading.Event()
@@ -332,19 +378,20 @@ def test_postgresql_claim_skips_rows_another_transaction_holds_without_waiting(p
         with transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL lock_timeout = '1s'")
-            claims = claim_due(now=at(0, 10))
+            claims = claim(now=at(0, 10))
     finally:
         release.set()
         holder.join()
 
-    assert released == [True]  # the row stayed locked until claim_due had returned
-    assert [c.healthcheck_id for c in claims] == [free.id]
-    assert [c.healthcheck_id for c in claim_due(now=at(0, 10))] == [held.id]
+    assert released == [True]  # the row stayed locked until the claim had returned
+    assert [hc_id for hc_id, _ in claims] == [free.id]
+    assert [hc_id for hc_id, _ in claim(now=at(0, 10))] == [held.id]
 
 
 @pg
 @pytest.mark.services
-def test_postgresql_racing_dispatchers_never_claim_the_same_slot(postgres, org, now):
+@both_claims
+def test_postgresql_racing_dispatchers_never_claim_the_same_slot(postgres, org, now, claim):
     count = 300
     for index in range(count):
         make_check(org, now, name=f"c{index}", offset=index % 10)
@@ -358,8 +405,8 @@ def test_postgresql_racing_dispatchers_never_claim_the_same_slot(postgres, org, 
             barrier.wait()
             # Small claims, many rounds, at two moments within one minute: plenty of overlap.
             for moment in (at(0, 20), at(0, 40)):
-                while batch := claim_due(now=moment, limit=7):
-                    claimed[index].extend((c.healthcheck_id, c.slot) for c in batch)
+                while batch := claim(now=moment, limit=7):
+                    claimed[index].extend(batch)
         except BaseException as exc:
             errors.append(exc)
         finally:
