@@ -12,10 +12,12 @@ Messages carry ids and ISO timestamps only: ``[healthcheck_id, slot_iso, attempt
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 from django.utils import timezone
 
+from monitors import metrics
 from monitors.worker.execution import Enqueue
 from monitors.worker.outbox import outbox_publish, outbox_take_due
 from monitors.worker.scheduling import claim_and_stage
@@ -29,6 +31,8 @@ def dispatch_due(*, enqueue: Enqueue, now: datetime | None = None) -> int:
     """
     now = now or timezone.now()
     outbox_publish(outbox_take_due(now=now), enqueue=enqueue)
+    started = time.perf_counter()
     staged = claim_and_stage(now=now)
+    metrics.observe_claim(time.perf_counter() - started, staged.claimed)
     outbox_publish(staged.batches, enqueue=enqueue)
     return staged.claimed

@@ -28,6 +28,7 @@ from monitors.management.commands import serve
 from monitors.management.commands.runprobes import queue_metrics_job
 from monitors.models import Healthcheck, Region, region_queue
 from monitors.services import healthcheck_create
+from monitors.worker.dispatch import dispatch_due
 from monitors.worker.embedded import EmbeddedWorker
 from probes.checks import check_kind
 from probes.types import FailureKind, ProbeOutcome, Status
@@ -194,6 +195,18 @@ def test_a_claim_is_timed_and_its_checks_counted():
 
     assert value("uptimy_claim_duration_seconds_count") == before_count + 1
     assert value("uptimy_checks_claimed_total") == before_claimed + 37
+
+
+def test_a_dispatch_tick_times_its_claim_and_counts_what_it_claimed(make, refused_url):
+    healthcheck = make(refused_url)
+    Healthcheck.objects.filter(pk=healthcheck.pk).update(next_check_at=timezone.now() - timedelta(seconds=1))
+    before_count = value("uptimy_claim_duration_seconds_count")
+    before_claimed = value("uptimy_checks_claimed_total")
+
+    dispatch_due(enqueue=lambda *batch: None)
+
+    assert value("uptimy_claim_duration_seconds_count") == before_count + 1
+    assert value("uptimy_checks_claimed_total") == before_claimed + 1
 
 
 # --- the embedded worker's queue -------------------------------------------------------------
