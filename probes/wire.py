@@ -326,8 +326,13 @@ class Response:
     def __init__(self, conn: HttpConnection, head: h11.Response, host: str) -> None:
         self._conn = conn
         self.status_code: int = head.status_code
+        # raw_items() is one list; iterating h11's Headers itself goes item by item through
+        # Sequence.__iter__ and a Python __getitem__. Names lower-cased as h11 does (ASCII).
         self.headers = Headers(
-            [(name.decode("latin-1"), value.decode("latin-1")) for name, value in head.headers]
+            [
+                (name.lower().decode("latin-1"), value.decode("latin-1"))
+                for name, value in head.headers.raw_items()
+            ]
         )
         self.host = host
         self.done = False

@@ -373,3 +373,34 @@ def test_checks_on_two_threads_never_share_a_read_buffer():
 
     first, second = (stream.get_buffer(-1) for stream in streams)
     assert first.obj is not second.obj
+
+
+def test_header_names_are_read_whatever_their_case():
+    session_ids: list[str | None] = []
+
+    async def shouting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                method, headers, body = await read_request(reader)
+                session_ids.append(headers.get("mcp-session-id"))
+                if method == "DELETE":
+                    writer.write(http_response(200))
+                    continue
+                message = json.loads(body)
+                if "id" not in message:
+                    writer.write(http_response(202))
+                    continue
+                result = INIT if message["method"] == "initialize" else {"tools": []}
+                out = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+                head = f"HTTP/1.1 200 OK\r\nCONTENT-LENGTH: {len(out)}\r\nContent-TYPE: application/json\r\n"
+                writer.write(head.encode() + b"MCP-Session-ID: s-upper\r\n\r\n" + out)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    outcome = check(shouting)
+
+    assert outcome.status is Status.UP
+    assert session_ids == [None, "s-upper", "s-upper", "s-upper"]
