@@ -46,6 +46,10 @@ class Redactor:
             return text
         return self._pattern.sub(REDACTED, text)
 
+    def finds(self, text: str) -> bool:
+        """Return whether ``text`` holds any form of a secret (what a call would replace)."""
+        return self._pattern is not None and self._pattern.search(text) is not None
+
 
 _NO_SECRETS = Redactor([])
 _current: ContextVar[Redactor] = ContextVar("uptimy_redactor", default=_NO_SECRETS)
