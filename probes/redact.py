@@ -62,8 +62,8 @@ def redactor_for(headers: Headers) -> Redactor:
 
 
 # A Redactor never changes, and building one (every form of every secret, then the pattern)
-# costs tens of microseconds, a tenth of a whole check: each distinct set of headers gets one
-# per process, not one per run. The cache holds header values as the configs it came from do.
+# costs tens of microseconds, several percent of a whole check: each distinct set of headers
+# gets one per process, not one per run. The cache holds header values as the configs do.
 @functools.lru_cache(maxsize=4096)
 def _redactor_of(headers: Headers) -> Redactor:
     secrets: list[str] = []

@@ -32,10 +32,11 @@ MAX_HEAD_BYTES = 100 * 1024
 # Stop reading from the socket while this much is buffered and not yet consumed.
 _HIGH_WATER = 1024 * 1024
 # The most one socket read takes. asyncio's plain Protocol path allocates 256 KiB per read
-# (``recv(256 KiB)``, then shrunk): past glibc's mmap threshold, so on a worker each of a
-# check's reads could cost an mmap, a page fault, an mremap and a munmap. Reads land in one
-# buffer per thread instead (the engine's SocketStreams on that thread's loop take turns:
-# asyncio fills it and hands it back within one call) and are copied out at their size.
+# (``recv(256 KiB)``, then shrunk), past glibc's mmap threshold: depending on the process's
+# allocation history (importing pycares was enough to tip it) every read then costs an mmap,
+# page faults, an mremap and a munmap, together over a tenth of a check's CPU. Reads land in
+# one buffer per thread instead (the SocketStreams of that thread's loop take turns: asyncio
+# fills it and hands it back within one call) and are copied out at their size.
 _READ_BUFFER_BYTES = 64 * 1024
 _read_buffers = threading.local()
 
