@@ -160,6 +160,8 @@ class Connection:
     ) -> None:
         self.allow_private = allow_private
         self.deadline = deadline
+        # The check's loop, taken on first need: each get_running_loop() is a getpid() syscall.
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._nameservers = nameservers
         # The host whose lookup is under way: a check that runs out of time then says so.
         self._resolving: str | None = None
@@ -181,7 +183,11 @@ class Connection:
         notices a deadline only at the next real wait, and a check that parses its way past
         it and then returns would end ``up`` late instead of ``timeout``.
         """
-        if self.deadline is not None and asyncio.get_running_loop().time() >= self.deadline:
+        if self.deadline is None:
+            return
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        if self._loop.time() >= self.deadline:
             raise TimeoutError
 
     def dns_timeout_words(self, timeout: float) -> str | None:

@@ -159,10 +159,12 @@ def finish_outcome(outcome: ProbeOutcome, redactor: Redactor) -> ProbeOutcome:
 
     The secrets go first (a server may echo them anywhere), then NUL and lone surrogates, so
     that no consumer (recording, ``mcpcheck``'s output, a JSON dump) meets text it can't handle.
-    Nearly every outcome of a check without headers needs neither: one scan says so, and the
-    outcome is returned as it is instead of being rebuilt on every check.
+    Nearly every outcome needs neither, with headers or without: one scan of the texts joined
+    says so (a secret in any of them is in the join), and the outcome is returned as it is
+    instead of being rebuilt on every check.
     """
-    if not redactor and is_storable("".join(_texts_of(outcome))):
+    texts = "".join(_texts_of(outcome))
+    if is_storable(texts) and not redactor.finds(texts):
         return outcome
 
     def clean(text: str) -> str:

@@ -5,8 +5,8 @@ opened itself, so the general-purpose layers above a socket (a client object per
 and header models per request, pools behind locks, auth and redirect machinery, a timeout
 scope per read) cost more CPU than the exchange itself; what is left is what a check needs:
 
-- :class:`SocketStream`, an ``asyncio.Protocol`` that buffers what arrives and wakes one
-  reader, with asyncio's own TLS (cheaper than a Python-level BIO);
+- :class:`SocketStream`, an ``asyncio.BufferedProtocol`` that buffers what arrives and wakes
+  one reader, with asyncio's own TLS (cheaper than a Python-level BIO);
 - :class:`HttpConnection`, one h11 client connection: send a request, get the response head;
 - :class:`Response`, the head plus a body read chunk by chunk; when the body ends cleanly the
   connection is ready for the next request, which is how a check uses one connection only.
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+import threading
 from typing import Protocol
 
 import h11
@@ -30,6 +31,23 @@ import h11
 MAX_HEAD_BYTES = 100 * 1024
 # Stop reading from the socket while this much is buffered and not yet consumed.
 _HIGH_WATER = 1024 * 1024
+# The most one socket read takes. asyncio's plain Protocol path allocates 256 KiB per read
+# (``recv(256 KiB)``, then shrunk), past glibc's mmap threshold: depending on the process's
+# allocation history (importing pycares was enough to tip it) every read then costs an mmap,
+# page faults, an mremap and a munmap, together over a tenth of a check's CPU. Reads land in
+# one buffer per thread instead (the SocketStreams of that thread's loop take turns: asyncio
+# fills it and hands it back within one call) and are copied out at their size.
+_READ_BUFFER_BYTES = 64 * 1024
+_read_buffers = threading.local()
+
+
+def _thread_read_buffer() -> memoryview:
+    """Return this thread's read buffer, made on first use."""
+    try:
+        buffer: memoryview = _read_buffers.buffer
+    except AttributeError:
+        buffer = _read_buffers.buffer = memoryview(bytearray(_READ_BUFFER_BYTES))
+    return buffer
 
 
 class WireError(Exception):
@@ -64,7 +82,7 @@ class Stream(Protocol):
     def close(self) -> None: ...
 
 
-class SocketStream(asyncio.Protocol):
+class SocketStream(asyncio.BufferedProtocol):
     """Carry bytes over an asyncio transport: a buffer, one waiting reader, write flow control."""
 
     def __init__(self) -> None:
@@ -75,16 +93,21 @@ class SocketStream(asyncio.Protocol):
         self._eof = False
         self._error: OSError | None = None
         self._paused_reading = False
+        self._read_buffer = _thread_read_buffer()
 
-    # --- asyncio.Protocol ---
+    # --- asyncio.BufferedProtocol ---
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
 
-    def data_received(self, data: bytes) -> None:
-        self._chunks.append(data)
-        self._buffered += len(data)
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self._read_buffer
+
+    def buffer_updated(self, nbytes: int) -> None:
+        # Copied out at once: the next read on this thread, any stream's, reuses the buffer.
+        self._chunks.append(bytes(self._read_buffer[:nbytes]))
+        self._buffered += nbytes
         if self._buffered > _HIGH_WATER and not self._paused_reading and self.transport is not None:
             self._paused_reading = True
             self.transport.pause_reading()
@@ -304,8 +327,13 @@ class Response:
     def __init__(self, conn: HttpConnection, head: h11.Response, host: str) -> None:
         self._conn = conn
         self.status_code: int = head.status_code
+        # raw_items() is one list; iterating h11's Headers itself goes item by item through
+        # Sequence.__iter__ and a Python __getitem__. Names lower-cased as h11 does (ASCII).
         self.headers = Headers(
-            [(name.decode("latin-1"), value.decode("latin-1")) for name, value in head.headers]
+            [
+                (name.lower().decode("latin-1"), value.decode("latin-1"))
+                for name, value in head.headers.raw_items()
+            ]
         )
         self.host = host
         self.done = False

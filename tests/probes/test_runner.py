@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 
 import pytest
 from probe_support import URL, mcp
@@ -170,3 +171,12 @@ def test_an_outcome_with_nothing_to_clean_is_returned_as_it_is():
     outcome = ProbeOutcome(status=Status.UP, server=ServerInfo("acme", "1.0"), tools=(ToolInfo("a", ("q",)),))
 
     assert finish_outcome(outcome, redactor_for(())) is outcome
+
+
+def test_an_outcome_that_echoes_no_key_is_returned_as_it_is_and_one_that_does_is_redacted():
+    redactor = redactor_for((("Authorization", "Bearer sk-live-0123456789"),))
+    quiet = ProbeOutcome(status=Status.UP, server=ServerInfo("acme", "1.0"), tools=(ToolInfo("a", ("q",)),))
+    echoing = replace(quiet, tools=(ToolInfo("a", ("q",)), ToolInfo("b", ("SK-LIVE-0123456789",))))
+
+    assert finish_outcome(quiet, redactor) is quiet
+    assert finish_outcome(echoing, redactor).tools[1].required_inputs == ("[redacted]",)

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from probe_support import URL, FakeMcp, mcp, rpc_error, run
 
+from probes.redact import redact, redacting, redactor_for
 from probes.runner import ProbeEnv, outcome_to_json, run_batch
 
 SECRET = "sk-live-4f9a8b7c6d5e"
@@ -131,3 +132,37 @@ def test_the_password_of_basic_credentials_is_redacted_when_echoed_decoded(mock)
     outcome = run(mcp(headers=(("Authorization", f"Basic {token}"),)))
 
     assert "hunter2-password" not in outcome.reason
+
+
+def test_a_checks_redactor_applies_within_its_block_and_the_outer_one_returns_after():
+    outer, inner = redactor_for((("X-Key", "outer-secret"),)), redactor_for((("X-Key", "inner-secret"),))
+    text = "outer-secret inner-secret"
+    seen_inside: list[str] = []
+
+    def check_that_crashes() -> None:
+        with redacting(inner):
+            seen_inside.append(redact(text))
+            raise RuntimeError
+
+    with redacting(outer):
+        with pytest.raises(RuntimeError):
+            check_that_crashes()
+        assert seen_inside == ["outer-secret [redacted]"]
+        assert redact(text) == "[redacted] inner-secret"
+    assert redact(text) == text
+
+
+def test_headers_without_a_secret_give_a_redactor_that_changes_nothing():
+    redactor = redactor_for((("Accept", "*/*"), ("X-Flag", "on"), ("Authorization", "Bearer")))
+
+    assert not redactor
+    assert redactor("Bearer */* on") == "Bearer */* on"
+
+
+def test_equal_headers_share_one_redactor_and_other_headers_get_their_own():
+    headers = (("Authorization", "Bearer sk-first-1234"),)
+    equal = tuple((name, value) for name, value in headers)
+    other = (("Authorization", "Bearer sk-other-5678"),)
+
+    assert redactor_for(equal) is redactor_for(headers)
+    assert redactor_for(other)("sk-first-1234 sk-other-5678") == "sk-first-1234 [redacted]"

@@ -7,7 +7,9 @@ the loopback tests put real sockets and hand-written HTTP under it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import threading
 from typing import Any
 
 import httpx
@@ -18,6 +20,7 @@ from probe_support import (
     URL,
     http_response,
     loopback,
+    make_certs,
     mcp,
     mcp_handler,
     read_request,
@@ -28,6 +31,7 @@ from probe_support import (
     until_closed,
 )
 
+from probes import wire
 from probes.checks.http import HttpConfig
 from probes.checks.mcp import McpConfig
 from probes.runner import ProbeEnv, run_check
@@ -293,3 +297,110 @@ def test_the_loopback_mcp_server_is_checked_on_one_connection():
 
     assert check(counted).status is Status.UP
     assert connections == 1
+
+
+# --- reads larger than one socket read (loopback) --------------------------------------------
+
+
+def big_tools_handler(prefix: str, count: int):
+    """Serve an MCP server whose tools/list answer, ``count`` tools named after ``prefix``, spans
+    many socket reads (each tool carries a 200-character description)."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                method, _headers, body = await read_request(reader)
+                if method == "DELETE":
+                    writer.write(http_response(200))
+                    continue
+                message = json.loads(body)
+                if "id" not in message:
+                    writer.write(http_response(202))
+                    continue
+                result: dict[str, Any] = INIT | {"capabilities": {"tools": {}}}
+                if message["method"] == "tools/list":
+                    result = {
+                        "tools": [
+                            {"name": f"{prefix}_{index}", "description": prefix * 200, "inputSchema": {}}
+                            for index in range(count)
+                        ]
+                    }
+                out = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+                writer.write(http_response(200, out, {"content-type": "application/json"}))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    return handler
+
+
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_answers_of_many_reads_reach_each_of_concurrent_checks_whole(scheme, tmp_path, dns):
+    # About 280 KB per answer: more than four socket reads each, interleaved across four
+    # checks on one loop, which all read through the same per-thread buffer.
+    certs = make_certs(tmp_path, host="mcp.test")
+    dns["mcp.test"] = ["127.0.0.1"]
+    prefixes = ["a", "b", "c", "d"]
+    env = ProbeEnv(allow_private=True, ssl_context=certs.client)
+    tls = certs.server if scheme == "https" else None
+
+    async def main() -> list[ProbeOutcome]:
+        async with contextlib.AsyncExitStack() as stack:
+            ports = [
+                await stack.enter_async_context(loopback(big_tools_handler(prefix, 1_200), tls=tls))
+                for prefix in prefixes
+            ]
+            host = "mcp.test" if tls else "127.0.0.1"
+            configs = [McpConfig(uri=f"{scheme}://{host}:{port}/mcp") for port in ports]
+            return await unless_hung(asyncio.gather(*(run_check(config, env) for config in configs)))
+
+    outcomes = asyncio.run(main())
+
+    for prefix, outcome in zip(prefixes, outcomes, strict=True):
+        assert outcome.status is Status.UP
+        assert outcome.tool_names == tuple(f"{prefix}_{index}" for index in range(1_200))
+
+
+def test_checks_on_two_threads_never_share_a_read_buffer():
+    streams: list[wire.SocketStream] = []
+    threads = [threading.Thread(target=lambda: streams.append(wire.SocketStream())) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    first, second = (stream.get_buffer(-1) for stream in streams)
+    assert first.obj is not second.obj
+
+
+def test_header_names_are_read_whatever_their_case():
+    session_ids: list[str | None] = []
+
+    async def shouting(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                method, headers, body = await read_request(reader)
+                session_ids.append(headers.get("mcp-session-id"))
+                if method == "DELETE":
+                    writer.write(http_response(200))
+                    continue
+                message = json.loads(body)
+                if "id" not in message:
+                    writer.write(http_response(202))
+                    continue
+                result = INIT if message["method"] == "initialize" else {"tools": []}
+                out = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+                head = f"HTTP/1.1 200 OK\r\nCONTENT-LENGTH: {len(out)}\r\nContent-TYPE: application/json\r\n"
+                writer.write(head.encode() + b"MCP-Session-ID: s-upper\r\n\r\n" + out)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    outcome = check(shouting)
+
+    assert outcome.status is Status.UP
+    assert session_ids == [None, "s-upper", "s-upper", "s-upper"]
