@@ -273,6 +273,7 @@ class Session:
     logs: Path
     server: subprocess.Popen[bytes] | None = None
     server_log: Path | None = None
+    serving: bool = False
     running: subprocess.Popen[str] | None = None
     failures: list[str] = field(default_factory=list)
     rows: list[str] = field(default_factory=list)
@@ -326,7 +327,11 @@ class Session:
             self.running.wait()
 
     def start_server(self, step: Step) -> list[str]:
-        """Start `make run` as typed, on this session's port; wait until /healthz answers 200."""
+        """Start `make run` as typed, on this session's port; wait until /healthz answers 200.
+
+        Return what went wrong; when /healthz never answered, the first problem says so and
+        ``self.serving`` stays false.
+        """
         self.server_log = self.logs / "make-run.log"
         with self.server_log.open("wb") as log:
             self.server = subprocess.Popen(
@@ -345,6 +350,7 @@ class Session:
             if time.monotonic() > deadline:
                 return [f"/healthz did not answer 200 within {SERVE_SECONDS}s"]
             time.sleep(1)
+        self.serving = True
         problems = []
         # The README: the first start prints the admin login and an API key for `demo`, and
         # writes the generated keys to var/secrets.env, mode 0600.
@@ -365,8 +371,10 @@ class Session:
 
     def stop_server(self) -> list[str]:
         """Press Ctrl-C (SIGINT to make run's process group): the README says it stops everything."""
-        if self.server is None or self.server.poll() is not None:
+        if self.server is None or not self.serving:
             return []
+        if self.server.poll() is not None:
+            return [f"make run exited ({self.server.returncode}) before the Ctrl-C"]
         tree = process_tree(self.server.pid)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.server.pid, signal.SIGINT)
@@ -394,7 +402,7 @@ def run(session: Session, steps: list[Step]) -> None:
             problems = session.start_server(step)
             seconds = time.monotonic() - started
             session.record(where, step, seconds, problems, done="/healthz answered 200")
-            if problems:
+            if not session.serving:
                 return  # every later step talks to the server
             continue
         check = check_for(step)
@@ -470,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
             session.kill_running()
             stopped = time.monotonic()
             problems = session.stop_server()
-            if session.server is not None:
+            if session.serving:
                 session.record(
                     "Ctrl-C",
                     Step(0, "stop make run"),
