@@ -259,7 +259,8 @@ def command_line(pid: int) -> str:
 def _tee(stream: IO[str], into: list[str], prefix: str) -> None:
     for line in stream:
         into.append(line)
-        sys.stdout.write(prefix + line)
+        # An answer without a closing newline (curl's JSON) must not swallow the next report line.
+        sys.stdout.write(prefix + line + ("" if line.endswith("\n") else "\n"))
         sys.stdout.flush()
 
 
