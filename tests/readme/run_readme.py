@@ -275,6 +275,7 @@ class Session:
     server: subprocess.Popen[bytes] | None = None
     server_log: Path | None = None
     serving: bool = False
+    server_trouble: bool = False  # make run failed a check: its output goes in the report
     running: subprocess.Popen[str] | None = None
     failures: list[str] = field(default_factory=list)
     rows: list[str] = field(default_factory=list)
@@ -403,6 +404,7 @@ def run(session: Session, steps: list[Step]) -> None:
             problems = session.start_server(step)
             seconds = time.monotonic() - started
             session.record(where, step, seconds, problems, done="/healthz answered 200")
+            session.server_trouble = bool(problems)
             if not session.serving:
                 return  # every later step talks to the server
             continue
@@ -479,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
             session.kill_running()
             stopped = time.monotonic()
             problems = session.stop_server()
+            session.server_trouble |= bool(problems)
             if session.serving:
                 session.record(
                     "Ctrl-C",
@@ -488,7 +491,7 @@ def main(argv: list[str] | None = None) -> int:
                     done="all stopped",
                 )
         failures = drift + session.failures
-        if failures and session.server_log is not None and session.server_log.exists():
+        if session.server_trouble and session.server_log is not None and session.server_log.exists():
             say("make run's output (last 40 lines):")
             print("\n".join(session.server_log.read_text(errors="replace").splitlines()[-40:]), flush=True)
 
