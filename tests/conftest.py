@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pwd
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -12,6 +19,7 @@ from rest_framework.test import APIClient
 
 from monitors.models import ApiKey, Organization, Plan
 from monitors.services import api_key_create, organization_create
+from tests.peers.peer_support import free_port
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SERVICES_SWITCH = "UPTIMY_REQUIRE_SERVICES"
@@ -134,3 +142,119 @@ def postgres(db) -> None:
 
     if connection.vendor != "postgresql":
         service_missing("PostgreSQL (DATABASE_URL)")
+
+
+# --- a private PostgreSQL cluster, for the tests that stop and restart it ---------------------
+
+POSTGRES_BINARIES = "/usr/lib/postgresql/*/bin"
+
+
+@dataclass
+class PrivatePostgres:
+    """Run a PostgreSQL cluster of one test's own: its data in a temporary directory, on a free port.
+
+    The shared server (DATABASE_URL) serves every engineer on the machine; this one a test may
+    stop and start as it likes. Loopback TCP only (no Unix socket), trust authentication for the
+    ``postgres`` role, fsync off: a test cluster holds nothing that must survive the machine.
+    initdb refuses to run as root, so as root the binaries run as the ``postgres`` system user.
+    """
+
+    bin_dir: Path
+    home: Path
+    port: int
+    user: str | None
+
+    @property
+    def data(self) -> Path:
+        return self.home / "data"
+
+    @property
+    def log(self) -> Path:
+        return self.home / "postgres.log"
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def init(self) -> None:
+        self._run("initdb", "-D", self.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
+        settings = {
+            "port": self.port,
+            "listen_addresses": "'127.0.0.1'",
+            "unix_socket_directories": "''",
+            "fsync": "off",
+            "full_page_writes": "off",
+        }
+        with (self.data / "postgresql.conf").open("a") as conf:
+            conf.writelines(f"{name} = {value}\n" for name, value in settings.items())
+
+    def start(self) -> None:
+        """Start the cluster and wait until it accepts connections (pg_ctl -w)."""
+        self._run("pg_ctl", "start", "-w", "-t", "120", "-D", self.data, "-l", self.log)
+
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the cluster: ``fast`` ends every session as an operator's restart does, ``immediate`` crashes it."""
+        self._run("pg_ctl", "stop", "-w", "-t", "120", "-D", self.data, "-m", mode)
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log.read_text(errors="replace") if self.log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def _run(self, program: str, *args: object) -> None:
+        done = subprocess.run(
+            [str(self.bin_dir / program), *map(str, args)],
+            user=self.user,
+            cwd=self.home,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        if done.returncode:
+            raise RuntimeError(
+                f"{program} {' '.join(map(str, args))} failed ({done.returncode}):\n{done.stdout}{done.stderr}\n"
+                f"postgres.log:\n{self.log_tail()}"
+            )
+
+
+def postgres_bin_dir() -> Path | None:
+    """Return the newest installed PostgreSQL's bin directory (Debian's layout), or None."""
+    found = [path.parent for path in Path("/").glob(POSTGRES_BINARIES.lstrip("/") + "/initdb")]
+    return max(found, key=lambda path: int(path.parent.name), default=None)
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[PrivatePostgres]:
+    """Start a PostgreSQL cluster of this test's own; stop it and delete its files at the end."""
+    with private_postgres_cluster() as cluster:
+        yield cluster
+
+
+@contextlib.contextmanager
+def private_postgres_cluster() -> Iterator[PrivatePostgres]:
+    """Start a private PostgreSQL cluster, or skip (fail under UPTIMY_REQUIRE_SERVICES=1) without its binaries."""
+    bin_dir = postgres_bin_dir()
+    if bin_dir is None:
+        unavailable(
+            f"PostgreSQL's initdb is not installed (looked in {POSTGRES_BINARIES}): apt-get install postgresql",
+            switch=SERVICES_SWITCH,
+        )
+    user = None
+    if os.geteuid() == 0:
+        try:
+            owner = pwd.getpwnam("postgres")
+        except KeyError:
+            unavailable("initdb refuses to run as root and there is no postgres user", switch=SERVICES_SWITCH)
+        user = owner.pw_name
+    # Not under pytest's tmp_path: its parents are private to this user, and the cluster may run as postgres.
+    home = Path(tempfile.mkdtemp(prefix="uptimy-pg-"))
+    if user is not None:
+        os.chown(home, owner.pw_uid, owner.pw_gid)
+    cluster = PrivatePostgres(bin_dir=bin_dir, home=home, port=free_port(), user=user)
+    try:
+        cluster.init()
+        cluster.start()
+        yield cluster
+    finally:
+        with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
+            cluster.stop("immediate")
+        shutil.rmtree(home, ignore_errors=True)

@@ -6,6 +6,7 @@ to PostgreSQL and Redis (Celery broker and cache).
 """
 
 import contextlib
+import sys
 from pathlib import Path
 from typing import Any, NotRequired, TypedDict
 
@@ -31,10 +32,13 @@ ALLOWED_HOSTS: list[str] = env("ALLOWED_HOSTS")
 # The embedded default (no DATABASE_URL: a SQLite file in VAR_DIR) keeps generated secrets next
 # to its database (uptimy/local_secrets.py); with DATABASE_URL both must be set in the environment,
 # since that database outlives this machine's var dir. No key is ever written in the source.
+# `manage.py mcpcheck` needs neither: a key it lacks stays empty, so any use of one fails loudly
+# (Django refuses an empty SECRET_KEY, monitors.secrets an empty UPTIMY_SECRETS_KEY).
 EMBEDDED: bool = not env.str("DATABASE_URL", default="")
+KEYLESS: bool = local_secrets.keyless_command(sys.argv)
 LOCAL_SECRETS_FILE: Path | None = None
 _secrets = {name: env.str(name, default="") for name in local_secrets.KEYS}
-if EMBEDDED and not all(_secrets.values()):
+if EMBEDDED and not KEYLESS and not all(_secrets.values()):
     LOCAL_SECRETS_FILE = VAR_DIR / local_secrets.FILE_NAME
     try:
         _stored = local_secrets.local_secrets(VAR_DIR)
@@ -44,7 +48,7 @@ if EMBEDDED and not all(_secrets.values()):
         ) from None
     _secrets = {name: value or _stored[name] for name, value in _secrets.items()}
 for _name, _value in _secrets.items():
-    if not _value:
+    if not _value and not KEYLESS:
         raise ImproperlyConfigured(
             f"Set {_name}: with DATABASE_URL the keys must come from the environment "
             "(the embedded default, without DATABASE_URL, generates them into its var dir)."

@@ -264,3 +264,73 @@ def test_serve_lets_cookies_come_back_over_its_plain_http_unless_told(monkeypatc
         serve.Command().handle(host="127.0.0.1", port=1)
 
     assert {env["SECURE_COOKIES"] for env in added.values()} == {expected}
+
+
+@pytest.mark.parametrize(
+    ("argv", "keyless"),
+    [
+        (["manage.py", "mcpcheck", "https://example.com/mcp"], True),
+        (["/srv/uptimy/manage.py", "mcpcheck"], True),
+        (["manage.py", "serve"], False),
+        (["manage.py", "createapikey", "demo"], False),
+        (["manage.py"], False),
+        (["gunicorn", "mcpcheck"], False),
+        (["-c", "mcpcheck"], False),
+    ],
+)
+def test_only_manage_py_mcpcheck_runs_without_keys(argv, keyless):
+    assert local_secrets.keyless_command(argv) is keyless
+
+
+MCPCHECK = ["manage.py", "mcpcheck", "http://127.0.0.1:1/mcp", "--json"]
+
+
+def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.mark.parametrize("database_url", ["", "postgres://nobody@127.0.0.1:1/none"])
+def test_mcpcheck_needs_no_key_and_writes_none(tmp_path, database_url):
+    env = bare_env(tmp_path, **({"DATABASE_URL": database_url} if database_url else {}))
+
+    done = manage(env, *MCPCHECK)
+
+    # Down (a loopback target is refused without UPTIMY_ALLOW_PRIVATE_TARGETS), not a crash.
+    assert done.returncode == 1, done.stderr
+    assert json.loads(done.stdout)["kind"] == "blocked_address"
+    assert not (tmp_path / "secrets.env").exists()
+
+
+def test_beside_a_database_url_every_other_command_still_refuses_to_start_without_keys(tmp_path):
+    env = bare_env(tmp_path, DATABASE_URL="postgres://nobody@127.0.0.1:1/none")
+
+    done = manage(env, "manage.py", "createapikey", "demo")
+
+    assert done.returncode != 0
+    assert "Set SECRET_KEY" in done.stderr
+
+
+KEYLESS_USE = """
+import sys
+sys.argv = ["manage.py", "mcpcheck"]
+import django
+django.setup()
+from django.conf import settings
+from monitors.secrets import encrypt_headers
+failures = []
+for use in (lambda: settings.SECRET_KEY, lambda: encrypt_headers({"X-Key": "value"})):
+    try:
+        use()
+    except Exception as exc:
+        failures.append(type(exc).__name__)
+print(failures)
+"""
+
+
+def test_a_keyless_command_that_used_a_key_would_fail_not_use_an_empty_one(tmp_path):
+    done = python(KEYLESS_USE, bare_env(tmp_path))
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "['ImproperlyConfigured', 'ValueError']"
