@@ -10,6 +10,7 @@ refused with a 400, the rest must at least never be a 5xx.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 from urllib.parse import urlencode
 
@@ -25,6 +26,8 @@ SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
 BAD_CHARACTERS = st.one_of(st.just("\x00"), SURROGATES)
 DEPTHS = st.sampled_from([65, 100, 1_200, 200_000])
 DEEP_MARK = "\x01deep\x01"
+# A NUL or a lone surrogate, as json.dumps escapes them.
+ALREADY_HOSTILE = re.compile(r"\\u(0000|d[89a-f][0-9a-f]{2})")
 
 
 def nested(depth: int) -> str:
@@ -119,7 +122,9 @@ def test_no_hostile_body_gets_a_5xx(fuzz_client, operation):
         assert response.status_code < 500, (method, path, how, text[:300], response.content[:300])
         if _parses_body(method, case.path, aimed_at_seed):
             assert response.status_code == 400, (method, path, how, text[:300], response.content[:300])
-            if deep is not None:
+            # Schemathesis's own body may already hold a NUL (its key strategy draws any
+            # text); then that refusal may come first, and it names its field instead.
+            if deep is not None and not ALREADY_HOSTILE.search(text):
                 assert "nested too deeply" in response.json()["detail"]
 
     send()
