@@ -279,6 +279,8 @@ def test_a_database_error_mid_batch_fails_it_and_its_rerun_records_only_what_is_
     assert list(ProbeResult.objects.values_list("healthcheck_id", flat=True)) == [failed.id]
     rerun = Captured()
     execute_batch(REGION, items, enqueue=rerun)
-    assert sorted(ProbeResult.objects.values_list("healthcheck_id", flat=True)) == sorted([failed.id, hung.id])
+    assert sorted(ProbeResult.objects.values_list("healthcheck_id", flat=True)) == sorted(
+        [failed.id, hung.id]
+    )
     assert [batch for _, batch, _ in first.calls] == [[[failed.id, SLOT.isoformat(), 1]]]
     assert rerun.calls == []  # the first run's recheck stands; none twice
