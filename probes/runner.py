@@ -84,6 +84,7 @@ class Finished(Generic[K]):
 
 
 def utc_now() -> datetime:
+    """Return the time now, in UTC: when a check ended, unless the caller gives a clock."""
     return datetime.now(UTC)
 
 
@@ -116,21 +117,20 @@ async def stream_batch(
                 outcome = crashed_outcome(config, exc)
         return Finished(key, outcome, clock())
 
-    pending = {asyncio.create_task(one(key, config)) for key, config in items}
+    # Each task queues itself as it ends: one wake-up per check, where asyncio.wait over the
+    # pending set would re-register every pending task on every wake-up (O(n²) in a batch).
+    ended: asyncio.Queue[asyncio.Task[Finished[K]]] = asyncio.Queue()
+    tasks = [asyncio.create_task(one(key, config)) for key, config in items]
+    for task in tasks:
+        task.add_done_callback(ended.put_nowait)
     try:
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            for task in sorted(done, key=_finished_at):
-                yield task.result()
+        for _ in tasks:
+            yield (await ended.get()).result()
     finally:
-        for task in pending:
-            task.cancel()
+        for task in tasks:
+            task.cancel()  # only those still running: cancelling a done task does nothing
         # Wait for the cancelled checks to close their connections before the loop goes away.
-        await asyncio.gather(*pending, return_exceptions=True)
-
-
-def _finished_at(task: asyncio.Task[Finished[K]]) -> datetime:
-    return task.result().at
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def run_batch(
