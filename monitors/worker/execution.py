@@ -33,12 +33,15 @@ BatchItem = list[int | str]
 Enqueue = Callable[[str, list[BatchItem], float], None]  # (region, items, delay seconds)
 RunKey = tuple[int, datetime, int]  # (healthcheck_id, slot, attempt)
 
-# A group is recorded once it holds GROUP_SIZE results or GROUP_SECONDS after its first check
-# ended, whichever comes first. A transaction costs a few milliseconds whatever its size, so
-# groups much smaller than this cost recording throughput; a second bounds the wait of a result
-# that ends alone (tests/bench/pipeline.py record and hang measure both; README).
+# A group is recorded once it holds GROUP_SIZE results, GROUP_SECONDS after its first check
+# ended, or as soon as no other check ended for GROUP_IDLE_SECONDS, whichever comes first: the
+# checks of a batch that answer end within moments of each other and are recorded together at
+# once, without waiting out the second for a straggler. Each group is a transaction of a few
+# milliseconds' fixed cost: below ~100 results a group costs more recorder CPU per result
+# (tests/bench/pipeline.py record; README), and a group never waits more than a second.
 GROUP_SIZE = 100
 GROUP_SECONDS = 1.0
+GROUP_IDLE_SECONDS = 0.1
 
 
 def probe_env() -> ProbeEnv:
@@ -55,6 +58,7 @@ def execute_batch(
     enqueue: Enqueue,
     group_size: int = GROUP_SIZE,
     group_seconds: float = GROUP_SECONDS,
+    group_idle_seconds: float = GROUP_IDLE_SECONDS,
 ) -> int:
     """Run the batch's checks concurrently and record each outcome soon after its check ends.
 
@@ -71,7 +75,7 @@ def execute_batch(
         return 0
     recorded = 0
     with _BatchProbes(work, probe_env()) as probes:
-        for group in probes.groups(size=group_size, seconds=group_seconds):
+        for group in probes.groups(size=group_size, seconds=group_seconds, idle=group_idle_seconds):
             rechecks = services.outcomes_record(region_slug=region, results=group)
             _enqueue_rechecks(region, rechecks, enqueue)
             recorded += len(group)
@@ -121,17 +125,19 @@ class _BatchProbes:
         self._stop()
         self._thread.join()
 
-    def groups(self, *, size: int, seconds: float) -> Iterator[list[services.RunResult]]:
-        """Yield the results in groups of at most ``size``, each at most ``seconds`` after its first ended.
+    def groups(self, *, size: int, seconds: float, idle: float) -> Iterator[list[services.RunResult]]:
+        """Yield the results in groups of at most ``size``, each closed ``seconds`` after its first
+        result ended or ``idle`` after its last, whichever comes first.
 
-        A group whose deadline passed while the caller was recording the one before still takes
-        every result already waiting, up to ``size``: a busy recorder records in bigger groups.
+        A group that closed while the caller was recording the one before still takes every
+        result already waiting, up to ``size``: a busy recorder records in bigger groups.
         """
         group: list[services.RunResult] = []
-        flush_at = 0.0
+        first = last = 0.0
         while True:
+            timeout = max(0.0, min(first + seconds, last + idle) - time.monotonic()) if group else None
             try:
-                item = self._handoff.get(timeout=max(0.0, flush_at - time.monotonic()) if group else None)
+                item = self._handoff.get(timeout=timeout)
             except queue.Empty:
                 yield group
                 group = []
@@ -142,9 +148,9 @@ class _BatchProbes:
                 if group:
                     yield group
                 raise item
-            ended, result = item
+            last, result = item
             if not group:
-                flush_at = ended + seconds
+                first = last
             group.append(result)
             if len(group) >= size:
                 yield group

@@ -26,7 +26,10 @@ PostgreSQL, so on SQLite those two refuse unless ``--allow-sqlite``.
   that accepts and never answers, so their checks hang until their ``--timeout`` (10 s). Reports
   the lag of the healthy checks' results and of the hanging ones' apart: one hanging target per
   batch must not hold back the others' results. A batch occupies its worker thread until its
-  slowest check ends, so ``--threads`` (24) must cover the batches started in one timeout.
+  slowest check ends, so ``--threads`` (64) must cover the batches started within one timeout:
+  per region and tick, the new batch and the two rechecks of its hanging checks, each holding a
+  thread for the timeout (15 per region at a 2 s tick and 10 s timeout); with fewer, batches queue
+  for a thread and every lag grows, before and after streaming alike.
 
 No figure is asserted anywhere: the README quotes what this prints on a named machine.
 """
@@ -755,7 +758,9 @@ def bench_hang(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]
                     slot__gte=start,
                     slot__lt=window_end,
                     attempt=0,
-                ).values_list("healthcheck_id", "slot", "checked_at", "recorded_at", "status", "kind")
+                ).values_list(
+                    "healthcheck_id", "slot", "checked_at", "recorded_at", "status", "kind", "total_ms"
+                )
             )
             every_result = ProbeResult.objects.filter(
                 healthcheck__organization=fixture.organization, recorded_at__gte=start
@@ -769,9 +774,19 @@ def bench_hang(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]
 
     def group(ids: list[int], mine: list[tuple[Any, ...]]) -> dict[str, Any]:
         expected = _slots_between(fixture, start, window_end, interval, ids=ids) * regions
-        lags = sorted((recorded - slot).total_seconds() for _, slot, _, recorded, _, _ in mine)
-        after_end = sorted((recorded - ended).total_seconds() for _, _, ended, recorded, _, _ in mine)
-        outcomes = Counter(f"{status} ({kind})" if kind else status for *_, status, kind in mine)
+        lags = sorted((recorded - slot).total_seconds() for _, slot, _, recorded, *_ in mine)
+        after_end = sorted((recorded - ended).total_seconds() for _, _, ended, recorded, *_ in mine)
+        # Where the rest of the lag went: before the check started (the tick, a free worker
+        # thread, the per-host cap), or in the check itself (total_ms).
+        waits = sorted(
+            (ended - slot).total_seconds() - (total_ms or 0) / 1000 for _, slot, ended, *_, total_ms in mine
+        )
+        runs = sorted((total_ms or 0) / 1000 for *_, total_ms in mine)
+        outcomes = Counter(f"{status} ({kind})" if kind else status for *_, status, kind, _ in mine)
+        by_half_minute: dict[int, list[float]] = {}
+        for _, slot, _, recorded, *_ in mine:
+            bucket = int((slot - start).total_seconds() // 30)
+            by_half_minute.setdefault(bucket, []).append((recorded - slot).total_seconds())
         return {
             "healthchecks": len(ids),
             "expected_runs": expected,
@@ -782,6 +797,13 @@ def bench_hang(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]
             "lag_s_p95": _round(_percentile(lags, 0.95)),
             "lag_s_p99": _round(_percentile(lags, 0.99)),
             "lag_s_max": _round(lags[-1] if lags else None),
+            "lag_s_p99_by_30s_of_slots": [
+                _round(_percentile(values, 0.99)) for _, values in sorted(by_half_minute.items())
+            ],
+            "slot_to_start_s_p50": _round(_percentile(waits, 0.50)),
+            "slot_to_start_s_p99": _round(_percentile(waits, 0.99)),
+            "check_s_p50": _round(_percentile(runs, 0.50)),
+            "check_s_p99": _round(_percentile(runs, 0.99)),
             "ended_to_recorded_s_p50": _round(_percentile(after_end, 0.50)),
             "ended_to_recorded_s_p99": _round(_percentile(after_end, 0.99)),
             "ended_to_recorded_s_max": _round(after_end[-1] if after_end else None),
@@ -906,7 +928,11 @@ def human(report: dict[str, Any]) -> str:
             )
             lines.append(
                 f"    lag slot→recorded: p50 {part['lag_s_p50']} s, p95 {part['lag_s_p95']} s, "
-                f"p99 {part['lag_s_p99']} s, max {part['lag_s_max']} s; check ended→recorded: "
+                f"p99 {part['lag_s_p99']} s, max {part['lag_s_max']} s"
+            )
+            lines.append(
+                f"    slot→check start p50 {part['slot_to_start_s_p50']} s, p99 {part['slot_to_start_s_p99']} s; "
+                f"check p50 {part['check_s_p50']} s, p99 {part['check_s_p99']} s; check ended→recorded "
                 f"p50 {part['ended_to_recorded_s_p50']} s, p99 {part['ended_to_recorded_s_p99']} s, "
                 f"max {part['ended_to_recorded_s_max']} s"
             )
@@ -984,8 +1010,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     hang.add_argument(
         "--threads",
         type=int,
-        default=24,
-        help="embedded worker threads (24: a batch holds one until its slowest check ends)",
+        default=64,
+        help="embedded worker threads (64: a batch holds one until its slowest check ends)",
     )
     hang.add_argument("--url", help="an MCP URL on loopback instead of starting fast_mcp.py")
     args = parser.parse_args(argv)
