@@ -15,7 +15,7 @@ import functools
 import logging
 import ssl
 import traceback
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -95,7 +95,7 @@ async def stream_batch(
     max_in_flight: int = 200,
     per_host: int = 20,
     clock: Callable[[], datetime] = utc_now,
-) -> AsyncIterator[Finished[K]]:
+) -> AsyncGenerator[Finished[K], None]:
     """Yield every item's outcome as its check ends, running at most ``max_in_flight`` checks at once.
 
     A host gets at most ``per_host`` concurrent checks, so one customer's many monitors on
