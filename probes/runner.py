@@ -1,21 +1,24 @@
-"""Run checks: one at a time, or a batch on one event loop with caps on concurrency.
+"""Run checks: one at a time, or a batch on one event loop, capped, each outcome as its check ends.
 
 This is the engine's front door for the worker tasks, the ``mcpcheck`` command and the
 benchmark. Remote behaviour never raises out of :func:`run_check`; it comes back as a DOWN
-outcome with a kind and a sentence. A bug does raise there, and :func:`run_batch` turns it
-into a DOWN outcome for that one check so the rest of the batch still reports.
+outcome with a kind and a sentence. A bug does raise there, and :func:`stream_batch` (which
+:func:`run_batch` collects) turns it into a DOWN outcome for that one check so the rest of the
+batch still reports.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import ssl
 import traceback
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -71,6 +74,65 @@ async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
     return finish_outcome(outcome, redactor)
 
 
+@dataclass(frozen=True, slots=True)
+class Finished(Generic[K]):
+    """One check of a batch that ended: its key, its outcome, and when it ended (UTC)."""
+
+    key: K
+    outcome: ProbeOutcome
+    at: datetime
+
+
+def utc_now() -> datetime:
+    """Return the time now, in UTC: when a check ended, unless the caller gives a clock."""
+    return datetime.now(UTC)
+
+
+async def stream_batch(
+    items: Sequence[tuple[K, CheckConfig]],
+    env: ProbeEnv,
+    *,
+    max_in_flight: int = 200,
+    per_host: int = 20,
+    clock: Callable[[], datetime] = utc_now,
+) -> AsyncGenerator[Finished[K], None]:
+    """Yield every item's outcome as its check ends, running at most ``max_in_flight`` checks at once.
+
+    A host gets at most ``per_host`` concurrent checks, so one customer's many monitors on
+    one server neither look like an attack nor starve the rest of the batch. The per-host
+    slot is taken before the global one: a check waiting on its host holds no global slot.
+    Each outcome is stamped by ``clock`` as its check ends, so a caller that is busy with an
+    earlier one (recording it) still learns when this one finished. Closing the iterator
+    early (or cancelling its consumer) cancels the checks still running.
+    """
+    in_flight = asyncio.Semaphore(max_in_flight)
+    hosts: dict[str, asyncio.Semaphore] = {}
+
+    async def one(key: K, config: CheckConfig) -> Finished[K]:
+        host = hosts.setdefault(_host_key(config.uri), asyncio.Semaphore(per_host))
+        async with host, in_flight:
+            try:
+                outcome = await run_check(config, env)
+            except Exception as exc:
+                outcome = crashed_outcome(config, exc)
+        return Finished(key, outcome, clock())
+
+    # Each task queues itself as it ends: one wake-up per check, where asyncio.wait over the
+    # pending set would re-register every pending task on every wake-up (O(n²) in a batch).
+    ended: asyncio.Queue[asyncio.Task[Finished[K]]] = asyncio.Queue()
+    tasks = [asyncio.create_task(one(key, config)) for key, config in items]
+    for task in tasks:
+        task.add_done_callback(ended.put_nowait)
+    try:
+        for _ in tasks:
+            yield (await ended.get()).result()
+    finally:
+        for task in tasks:
+            task.cancel()  # only those still running: cancelling a done task does nothing
+        # Wait for the cancelled checks to close their connections before the loop goes away.
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 async def run_batch(
     items: Sequence[tuple[K, CheckConfig]],
     env: ProbeEnv,
@@ -78,24 +140,17 @@ async def run_batch(
     max_in_flight: int = 200,
     per_host: int = 20,
 ) -> list[tuple[K, ProbeOutcome]]:
-    """Return every item's outcome, in input order, running at most ``max_in_flight`` checks at once.
+    """Return every item's outcome, in input order, once the batch's slowest check has ended.
 
-    A host gets at most ``per_host`` concurrent checks, so one customer's many monitors on
-    one server neither look like an attack nor starve the rest of the batch. The per-host
-    slot is taken before the global one: a check waiting on its host holds no global slot.
+    The caps are :func:`stream_batch`'s; a caller that can use each outcome as it comes uses that.
     """
-    in_flight = asyncio.Semaphore(max_in_flight)
-    hosts: dict[str, asyncio.Semaphore] = {}
-
-    async def one(key: K, config: CheckConfig) -> tuple[K, ProbeOutcome]:
-        host = hosts.setdefault(_host_key(config.uri), asyncio.Semaphore(per_host))
-        async with host, in_flight:
-            try:
-                return key, await run_check(config, env)
-            except Exception as exc:
-                return key, crashed_outcome(config, exc)
-
-    return list(await asyncio.gather(*(one(key, config) for key, config in items)))
+    outcomes: dict[int, ProbeOutcome] = {}
+    indexed = [(index, config) for index, (_, config) in enumerate(items)]
+    stream = stream_batch(indexed, env, max_in_flight=max_in_flight, per_host=per_host)
+    async with contextlib.aclosing(stream):
+        async for finished in stream:
+            outcomes[finished.key] = finished.outcome
+    return [(key, outcomes[index]) for index, (key, _) in enumerate(items)]
 
 
 def run_check_sync(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:

@@ -1,30 +1,47 @@
-"""Run a region's batch of checks and record it: the body of the probe worker, whatever runs it.
+"""Run a region's batch of checks and record it as they end: the body of the probe worker, whatever runs it.
 
 The Celery task (monitors.worker.tasks.run_region_batch) and the embedded worker of `manage.py serve` both
 call :func:`execute_batch`; they differ only in how they enqueue the rechecks it returns.
 Messages carry ids and ISO timestamps only: ``[healthcheck_id, slot_iso, attempt]``.
+
+The checks run on an event loop in a thread of their own, which touches no database; each outcome
+is handed over as its check ends, and the caller's thread records them in small groups while the
+loop keeps probing. One target that hangs to its timeout delays its own result only.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
+import contextlib
+import queue
+import threading
+import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
+from types import TracebackType
 
 from django.conf import settings
-from django.utils import timezone
 
 from monitors import selectors, services
-from probes.runner import ProbeEnv, run_batch
-
-logger = logging.getLogger(__name__)
+from probes.checks import CheckConfig
+from probes.runner import ProbeEnv, stream_batch
 
 # [healthcheck_id: int, slot: ISO str, attempt: int]: a list, not a tuple, because that is what a
 # Celery worker gets back from the JSON message, and the embedded worker passes the same values.
 BatchItem = list[int | str]
 Enqueue = Callable[[str, list[BatchItem], float], None]  # (region, items, delay seconds)
+RunKey = tuple[int, datetime, int]  # (healthcheck_id, slot, attempt)
+
+# A group is recorded once it holds GROUP_SIZE results, GROUP_SECONDS after its first check
+# ended, or as soon as no other check ended for GROUP_IDLE_SECONDS, whichever comes first: the
+# checks of a batch that answer end within moments of each other and are recorded together at
+# once, without waiting out the second for a straggler. Each group is a transaction of a few
+# milliseconds' fixed cost: below ~100 results a group costs more recorder CPU per result
+# (tests/bench/pipeline.py record; README), and a group never waits more than a second.
+GROUP_SIZE = 100
+GROUP_SECONDS = 1.0
+GROUP_IDLE_SECONDS = 0.1
 
 
 def probe_env() -> ProbeEnv:
@@ -34,20 +51,38 @@ def probe_env() -> ProbeEnv:
     )
 
 
-def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) -> int:
-    """Run the batch's checks concurrently, record every outcome, and enqueue the rechecks."""
+def execute_batch(
+    region: str,
+    items: Sequence[BatchItem],
+    *,
+    enqueue: Enqueue,
+    group_size: int = GROUP_SIZE,
+    group_seconds: float = GROUP_SECONDS,
+    group_idle_seconds: float = GROUP_IDLE_SECONDS,
+) -> int:
+    """Run the batch's checks concurrently and record each outcome soon after its check ends.
+
+    Each group of results is one ``outcomes_record`` call (one transaction, idempotent), and
+    the rechecks it returns are enqueued at once. A database error fails the batch as it comes,
+    stopping the checks still running: the groups already recorded stay, and the batch's rerun
+    (Celery's retry, the embedded worker's re-enqueue) records only what is missing.
+    Return how many results were recorded.
+    """
     keyed = [(int(hc_id), datetime.fromisoformat(str(slot)), int(attempt)) for hc_id, slot, attempt in items]
     configs = selectors.check_configs(healthcheck_ids=[hc_id for hc_id, _, _ in keyed])
-    work = [((hc_id, slot, attempt), configs[hc_id]) for hc_id, slot, attempt in keyed if hc_id in configs]
-    outcomes = asyncio.run(run_batch(work, probe_env()))
-    checked_at = timezone.now()
-    results = [
-        services.RunResult(
-            healthcheck_id=hc_id, slot=slot, attempt=attempt, outcome=outcome, checked_at=checked_at
-        )
-        for (hc_id, slot, attempt), outcome in outcomes
-    ]
-    rechecks = services.outcomes_record(region_slug=region, results=results)
+    work = [(key, configs[key[0]]) for key in keyed if key[0] in configs]
+    if not work:
+        return 0
+    recorded = 0
+    with _BatchProbes(work, probe_env()) as probes:
+        for group in probes.groups(size=group_size, seconds=group_seconds, idle=group_idle_seconds):
+            rechecks = services.outcomes_record(region_slug=region, results=group)
+            _enqueue_rechecks(region, rechecks, enqueue)
+            recorded += len(group)
+    return recorded
+
+
+def _enqueue_rechecks(region: str, rechecks: Sequence[services.Recheck], enqueue: Enqueue) -> None:
     by_delay: dict[float, list[BatchItem]] = defaultdict(list)
     for recheck in rechecks:
         by_delay[recheck.delay_seconds].append(
@@ -55,4 +90,111 @@ def execute_batch(region: str, items: Sequence[BatchItem], *, enqueue: Enqueue) 
         )
     for delay, recheck_items in by_delay.items():
         enqueue(region, recheck_items, delay)
-    return len(results)
+
+
+# What the probe thread hands over: a result with the monotonic time its check ended, the
+# exception that ended the thread (a bug in the runner), or None once every check has ended.
+_Handoff = tuple[float, services.RunResult] | BaseException | None
+
+
+class _BatchProbes:
+    """Run a batch's checks on an event loop in a thread of their own; hand over each result as it ends.
+
+    The thread never touches the database: recording stays in the caller's thread, on the
+    connection it already has (the Celery task's, the embedded worker's, a test's transaction).
+    Leaving the ``with`` block cancels the checks still running and waits for the thread.
+    """
+
+    def __init__(self, work: Sequence[tuple[RunKey, CheckConfig]], env: ProbeEnv) -> None:
+        self._work = work
+        self._env = env
+        self._handoff: queue.SimpleQueue[_Handoff] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._thread = threading.Thread(target=self._run, name="probes-batch", daemon=True)
+
+    def __enter__(self) -> _BatchProbes:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._stop()
+        self._thread.join()
+
+    def groups(self, *, size: int, seconds: float, idle: float) -> Iterator[list[services.RunResult]]:
+        """Yield the results in groups of at most ``size``, each closed ``seconds`` after its first
+        result ended or ``idle`` after its last, whichever comes first.
+
+        A group that closed while the caller was recording the one before still takes every
+        result already waiting, up to ``size``: a busy recorder records in bigger groups.
+        """
+        group: list[services.RunResult] = []
+        first = last = 0.0
+        while True:
+            timeout = max(0.0, min(first + seconds, last + idle) - time.monotonic()) if group else None
+            try:
+                item = self._handoff.get(timeout=timeout)
+            except queue.Empty:
+                yield group
+                group = []
+                continue
+            if item is None:
+                break
+            if isinstance(item, BaseException):
+                if group:
+                    yield group
+                raise item
+            last, result = item
+            if not group:
+                first = last
+            group.append(result)
+            if len(group) >= size:
+                yield group
+                group = []
+        if group:
+            yield group
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._probe())
+        except asyncio.CancelledError:
+            pass  # stopped by _stop(): nobody reads the results any more
+        except BaseException as exc:
+            # A bug in the runner (a check's own bug is its result): the batch fails with it.
+            self._handoff.put(exc)
+        finally:
+            self._handoff.put(None)
+
+    async def _probe(self) -> None:
+        with self._lock:
+            if self._stopping:
+                return
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+        stream = stream_batch(self._work, self._env)
+        async with contextlib.aclosing(stream):
+            async for finished in stream:
+                hc_id, slot, attempt = finished.key
+                result = services.RunResult(
+                    healthcheck_id=hc_id,
+                    slot=slot,
+                    attempt=attempt,
+                    outcome=finished.outcome,
+                    checked_at=finished.at,
+                )
+                self._handoff.put((time.monotonic(), result))
+        # Let aborted transports deliver connection_lost before the loop closes.
+        await asyncio.sleep(0)
+
+    def _stop(self) -> None:
+        """Cancel the checks still running (none, once every result was handed over)."""
+        with self._lock:
+            self._stopping = True
+            loop, task = self._loop, self._task
+        if loop is not None and task is not None:
+            with contextlib.suppress(RuntimeError):  # the loop has closed: the checks are over
+                loop.call_soon_threadsafe(task.cancel)

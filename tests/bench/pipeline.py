@@ -1,6 +1,6 @@
 """Measure the schedule, the recorder and the whole pipeline on this machine.
 
-``python tests/bench/pipeline.py {claim,record,e2e} [--checks N] [--regions 3] [--json]`` with
+``python tests/bench/pipeline.py {claim,record,e2e,hang} [--checks N] [--regions 3] [--json]`` with
 ``--pg postgres://postgres@127.0.0.1:5432/postgres``: the command creates its own database
 ``uptimy_bench_<pid>`` on that server, migrates it, and drops it at the end. Without ``--pg`` it
 uses DATABASE_URL as it finds it (its rows live under an organization of its own, deleted at
@@ -15,13 +15,22 @@ PostgreSQL, so on SQLite those two refuse unless ``--allow-sqlite``.
   ``enqueue_celery`` to the Redis broker at ``--redis``/REDIS_URL, then deleting its rows. The
   queues are the bench's own regions' (``probes.bench<pid>-<i>``), which no worker consumes,
   and are deleted after. Without Redis publishing only deletes the rows, and it says so.
-- ``record``: N × R results (``--results``) through ``services.outcomes_record`` in batches of
-  250 per region, as workers send them; round 1 is the first result of every healthcheck
-  (region states and tool lists are created), later rounds are the steady state.
+- ``record``: N × R results (``--results``) through ``services.outcomes_record`` in groups of
+  ``--batch`` (100, the worker's ``execution.GROUP_SIZE``; 250 was one whole batch, before results
+  were recorded as their checks ended), regions interleaved; round 1 is the first result of every
+  healthcheck (region states and tool lists are created), later rounds are the steady state.
 - ``e2e``: N MCP healthchecks at ``--interval`` in R regions against the fast loopback MCP
   server (tests/peers/servers/fast_mcp.py, started here unless ``--url``), run by the embedded
   worker (monitors.worker.embedded) for ``--seconds``; reports the lag from scheduled slot to
   recorded result (``recorded_at - slot``) of attempt-0 results and checks per second.
+- ``hang``: ``e2e`` where ``--hang-percent`` (5) of the healthchecks point at a loopback server
+  that accepts and never answers, so their checks hang until their ``--timeout`` (10 s). Reports
+  the lag of the healthy checks' results and of the hanging ones' apart: one hanging target per
+  batch must not hold back the others' results. A batch occupies its worker thread until its
+  slowest check ends, so ``--threads`` (64) must cover the batches started within one timeout:
+  per region and tick, the new batch and the two rechecks of its hanging checks, each holding a
+  thread for the timeout (15 per region at a 2 s tick and 10 s timeout); with fewer, batches queue
+  for a thread and every lag grows, before and after streaming alike.
 
 No figure is asserted anywhere: the README quotes what this prints on a named machine.
 """
@@ -29,6 +38,7 @@ No figure is asserted anywhere: the README quotes what this prints on a named ma
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import json
 import math
@@ -108,7 +118,7 @@ def bench_database(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
         _django_setup(args)
         from django.core.management import call_command
 
-        if info.get("shared_database") and args.command in ("claim", "e2e"):
+        if info.get("shared_database") and args.command in ("claim", "e2e", "hang"):
             _refuse_a_database_in_use(args.command)
         started = time.perf_counter()
         call_command("migrate", verbosity=0, interactive=False)
@@ -133,7 +143,7 @@ def _refuse_a_database_in_use(command: str) -> None:
     """Refuse to claim in a database that holds healthchecks the bench didn't create.
 
     claim_due claims every due healthcheck, not only the bench's: it would drop real slots
-    (claim) or probe real targets (e2e).
+    (claim) or probe real targets (e2e, hang).
     """
     from django.db import connection
 
@@ -151,8 +161,8 @@ def _django_setup(args: argparse.Namespace) -> None:
     # A bench needs no real keys: nothing it stores outlives the run.
     os.environ.setdefault("SECRET_KEY", "bench-only-not-secret")
     os.environ.setdefault("UPTIMY_SECRETS_KEY", "bench-only-secrets-key")
-    if args.command == "e2e":
-        os.environ["UPTIMY_ALLOW_PRIVATE_TARGETS"] = "1"  # the MCP server is on loopback
+    if args.command in ("e2e", "hang"):
+        os.environ["UPTIMY_ALLOW_PRIVATE_TARGETS"] = "1"  # the MCP servers are on loopback
     if getattr(args, "redis", None):
         os.environ["REDIS_URL"] = args.redis
     import django
@@ -189,11 +199,21 @@ class Fixture:
     def region_slugs(self) -> list[str]:
         return [region.slug for region in self.regions]
 
-    def create_checks(self, *, count: int, interval: int, url: str, now: datetime, all_due: bool) -> float:
+    def create_checks(
+        self,
+        *,
+        count: int,
+        interval: int,
+        url: str,
+        now: datetime,
+        all_due: bool,
+        timeout: float | None = None,
+    ) -> float:
         """Bulk-create MCP healthchecks in every region, as healthcheck_create would schedule them.
 
         With ``all_due`` each one's next_check_at is its latest slot at or before ``now``;
-        otherwise its first slot at or after ``now``. Return the seconds it took.
+        otherwise its first slot at or after ``now``. Each call adds to the fixture's healthchecks.
+        Return the seconds it took.
         """
         from monitors.models import Healthcheck
         from monitors.slots import first_slot_at_or_after, slot_offset_for
@@ -201,7 +221,8 @@ class Fixture:
         from probes.types import Status
 
         started = time.perf_counter()
-        config = MCP.to_api(MCP.parse({"uri": url}))  # no headers: nothing to encrypt
+        raw: dict[str, Any] = {"uri": url} if timeout is None else {"uri": url, "timeout": timeout}
+        config = MCP.to_api(MCP.parse(raw))  # no headers: nothing to encrypt
         since = now - timedelta(seconds=interval - 1) if all_due else now
         rows = []
         for index in range(count):
@@ -227,8 +248,8 @@ class Fixture:
             [through(healthcheck_id=hc.id, region_id=region.id) for hc in rows for region in self.regions],
             batch_size=5000,
         )
-        self.healthcheck_ids = [hc.id for hc in rows]
-        self.next_check_at = {hc.id: hc.next_check_at for hc in rows}
+        self.healthcheck_ids += [hc.id for hc in rows]
+        self.next_check_at |= {hc.id: hc.next_check_at for hc in rows}
         analyze()
         return time.perf_counter() - started
 
@@ -583,11 +604,32 @@ def fast_mcp_server(url: str | None) -> Iterator[str]:
             process.wait(timeout=5)
 
 
+def run_embedded(args: argparse.Namespace) -> tuple[datetime, datetime, float]:
+    """Run the embedded worker for ``--seconds``; return when it started and stopped, and its CPU seconds."""
+    from django.utils import timezone
+
+    from monitors.worker.embedded import EmbeddedWorker
+
+    worker = EmbeddedWorker(tick_seconds=args.tick, threads=args.threads)
+    thread = threading.Thread(target=worker.run_forever, name="bench-embedded")
+    cpu0 = _cpu_seconds()
+    start = timezone.now()
+    thread.start()
+    try:
+        time.sleep(args.seconds)
+    finally:
+        # Stop claiming; batches already running finish and are recorded (run_forever
+        # waits for its pool), queued rechecks are dropped.
+        worker.stop.set()
+        stop = timezone.now()
+        thread.join()
+    return start, stop, _cpu_seconds() - cpu0
+
+
 def bench_e2e(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
     from django.utils import timezone
 
     from monitors.models import ProbeResult
-    from monitors.worker.embedded import EmbeddedWorker
 
     interval = args.interval
     with fast_mcp_server(args.url) as url:
@@ -597,20 +639,7 @@ def bench_e2e(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
             setup_s = fixture.create_checks(
                 count=args.checks, interval=interval, url=url, now=setup_now, all_due=False
             )
-            worker = EmbeddedWorker(tick_seconds=args.tick, threads=args.threads)
-            thread = threading.Thread(target=worker.run_forever, name="bench-embedded")
-            cpu0 = _cpu_seconds()
-            start = timezone.now()
-            thread.start()
-            try:
-                time.sleep(args.seconds)
-            finally:
-                # Stop claiming; batches already running finish and are recorded (run_forever
-                # waits for its pool), queued rechecks are dropped.
-                worker.stop.set()
-                stop = timezone.now()
-                thread.join()
-            cpu = _cpu_seconds() - cpu0
+            start, stop, cpu = run_embedded(args)
             window_end = stop - timedelta(seconds=SETTLE_SECONDS)
             expected = _slots_between(fixture, start, window_end, interval) * len(fixture.regions)
             rows = list(
@@ -656,12 +685,167 @@ def bench_e2e(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _slots_between(fixture: Fixture, start: datetime, end: datetime, interval: int) -> int:
-    """Count the healthchecks' slots in [start, end)."""
+# --- hang -------------------------------------------------------------------------------------
+
+# The hanging server's host: one of its own (all of 127.0.0.0/8 is loopback on Linux), so the
+# runner's per-host cap counts its checks apart from the fast server's, as for distinct targets.
+HANG_HOST = "127.0.0.2"
+
+
+@contextlib.contextmanager
+def hanging_server() -> Iterator[str]:
+    """Yield the MCP URL of a loopback server that reads every request and never answers it.
+
+    A check of it hangs until its own timeout, when the client closes the connection. It runs
+    on an event loop in a thread of this process: it only accepts and reads, a few times a second.
+    """
+    loop = asyncio.new_event_loop()
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            while await reader.read(65536):
+                pass  # read until the client gives up and closes
+        writer.close()
+
+    server = loop.run_until_complete(asyncio.start_server(hold, HANG_HOST, 0))
+    port = server.sockets[0].getsockname()[1]
+    thread = threading.Thread(target=loop.run_forever, name="bench-hang", daemon=True)
+    thread.start()
+    try:
+        yield f"http://{HANG_HOST}:{port}/mcp"
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        server.close()
+        loop.close()
+
+
+def bench_hang(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, Any]:
+    from django.utils import timezone
+
+    from monitors.models import ProbeResult
+
+    interval = args.interval
+    hanging_count = round(args.checks * args.hang_percent / 100)
+    with fast_mcp_server(args.url) as url, hanging_server() as hang_url:
+        fixture = Fixture(regions=args.regions)
+        try:
+            setup_now = timezone.now()
+            setup_s = fixture.create_checks(
+                count=args.checks - hanging_count,
+                interval=interval,
+                url=url,
+                now=setup_now,
+                all_due=False,
+                timeout=args.timeout,
+            )
+            healthy_ids = list(fixture.healthcheck_ids)
+            setup_s += fixture.create_checks(
+                count=hanging_count,
+                interval=interval,
+                url=hang_url,
+                now=setup_now,
+                all_due=False,
+                timeout=args.timeout,
+            )
+            hanging_ids = fixture.healthcheck_ids[len(healthy_ids) :]
+            start, stop, cpu = run_embedded(args)
+            # A hanging check's slot is recorded a timeout after it is claimed: the window ends
+            # early enough for every slot in it to have been claimed before the stop.
+            window_end = stop - timedelta(seconds=SETTLE_SECONDS)
+            rows = list(
+                ProbeResult.objects.filter(
+                    healthcheck__organization=fixture.organization,
+                    slot__gte=start,
+                    slot__lt=window_end,
+                    attempt=0,
+                ).values_list(
+                    "healthcheck_id", "slot", "checked_at", "recorded_at", "status", "kind", "total_ms"
+                )
+            )
+            every_result = ProbeResult.objects.filter(
+                healthcheck__organization=fixture.organization, recorded_at__gte=start
+            ).count()
+        finally:
+            if info.get("shared_database"):
+                fixture.delete()
+    hanging = set(hanging_ids)
+    elapsed = (stop - start).total_seconds()
+    regions = len(fixture.regions)
+
+    def group(ids: list[int], mine: list[tuple[Any, ...]]) -> dict[str, Any]:
+        expected = _slots_between(fixture, start, window_end, interval, ids=ids) * regions
+        lags = sorted((recorded - slot).total_seconds() for _, slot, _, recorded, *_ in mine)
+        after_end = sorted((recorded - ended).total_seconds() for _, _, ended, recorded, *_ in mine)
+        # Where the rest of the lag went: before the check started (the tick, a free worker
+        # thread, the per-host cap), or in the check itself (total_ms).
+        waits = sorted(
+            (ended - slot).total_seconds() - (total_ms or 0) / 1000 for _, slot, ended, *_, total_ms in mine
+        )
+        runs = sorted((total_ms or 0) / 1000 for *_, total_ms in mine)
+        outcomes = Counter(f"{status} ({kind})" if kind else status for *_, status, kind, _ in mine)
+        by_half_minute: dict[int, list[float]] = {}
+        for _, slot, _, recorded, *_ in mine:
+            bucket = int((slot - start).total_seconds() // 30)
+            by_half_minute.setdefault(bucket, []).append((recorded - slot).total_seconds())
+        return {
+            "healthchecks": len(ids),
+            "expected_runs": expected,
+            "recorded_runs": len(mine),
+            "missing_runs": max(0, expected - len(mine)),
+            "outcomes": dict(outcomes.most_common()),
+            "lag_s_p50": _round(_percentile(lags, 0.50)),
+            "lag_s_p95": _round(_percentile(lags, 0.95)),
+            "lag_s_p99": _round(_percentile(lags, 0.99)),
+            "lag_s_max": _round(lags[-1] if lags else None),
+            "lag_s_p99_by_30s_of_slots": [
+                _round(_percentile(values, 0.99)) for _, values in sorted(by_half_minute.items())
+            ],
+            "slot_to_start_s_p50": _round(_percentile(waits, 0.50)),
+            "slot_to_start_s_p99": _round(_percentile(waits, 0.99)),
+            "check_s_p50": _round(_percentile(runs, 0.50)),
+            "check_s_p99": _round(_percentile(runs, 0.99)),
+            "ended_to_recorded_s_p50": _round(_percentile(after_end, 0.50)),
+            "ended_to_recorded_s_p99": _round(_percentile(after_end, 0.99)),
+            "ended_to_recorded_s_max": _round(after_end[-1] if after_end else None),
+        }
+
+    return {
+        **info,
+        "command": "hang",
+        "url": url,
+        "hanging_url": hang_url,
+        "checks": args.checks,
+        "hang_percent": args.hang_percent,
+        "timeout_s": args.timeout,
+        "regions": args.regions,
+        "interval_s": interval,
+        "tick_s": args.tick,
+        "threads": args.threads,
+        "setup_s": round(setup_s, 2),
+        "ran_s": round(elapsed, 1),
+        "window": "attempt-0 results of slots from the start to 5 s before the stop",
+        "lag": "slot → recorded (recorded_at - slot); ended → recorded is recorded_at - checked_at",
+        "healthy": group(healthy_ids, [row for row in rows if row[0] not in hanging]),
+        "hanging": group(hanging_ids, [row for row in rows if row[0] in hanging]),
+        "targets": {
+            "healthy_lag_s_p99_below": 5.0,
+            "hanging_recorded_within_s": args.timeout + 2,
+        },
+        "checks_per_second": round(every_result / elapsed, 1) if elapsed else None,
+        "cpu_ms_per_check": round(cpu * 1000 / every_result, 2) if every_result else None,
+    }
+
+
+def _slots_between(
+    fixture: Fixture, start: datetime, end: datetime, interval: int, *, ids: Iterable[int] | None = None
+) -> int:
+    """Count the healthchecks' slots in [start, end) (of the healthchecks ``ids``, or all)."""
     from monitors.slots import first_slot_at_or_after
 
     count = 0
-    for slot in fixture.next_check_at.values():
+    firsts = fixture.next_check_at.values() if ids is None else [fixture.next_check_at[id_] for id_ in ids]
+    for slot in firsts:
         offset = int(slot.timestamp()) % interval
         moment = first_slot_at_or_after(start, interval_seconds=interval, offset=offset)
         while moment < end:
@@ -729,6 +913,36 @@ def human(report: dict[str, Any]) -> str:
                 f"{entry['cpu_ms_per_result']} ms of recorder CPU per result"
             )
         lines.append(f"steady state: {report['steady_results_per_second']} results/s")
+    elif command == "hang":
+        lines.append(
+            f"hang: {report['checks']} MCP healthchecks at {report['interval_s']} s in {report['regions']} "
+            f"regions, {report['hang_percent']} % of them hanging until their {report['timeout_s']} s "
+            f"timeout; embedded worker (tick {report['tick_s']} s, {report['threads']} threads) for "
+            f"{report['ran_s']} s"
+        )
+        for name in ("healthy", "hanging"):
+            part = report[name]
+            lines.append(
+                f"  {name} ({part['healthchecks']} healthchecks): {part['recorded_runs']} attempt-0 runs "
+                f"recorded of {part['expected_runs']} due ({part['missing_runs']} missing); "
+                f"outcomes {part['outcomes']}"
+            )
+            lines.append(
+                f"    lag slot→recorded: p50 {part['lag_s_p50']} s, p95 {part['lag_s_p95']} s, "
+                f"p99 {part['lag_s_p99']} s, max {part['lag_s_max']} s"
+            )
+            lines.append(
+                f"    slot→check start p50 {part['slot_to_start_s_p50']} s, p99 {part['slot_to_start_s_p99']} s; "
+                f"check p50 {part['check_s_p50']} s, p99 {part['check_s_p99']} s; check ended→recorded "
+                f"p50 {part['ended_to_recorded_s_p50']} s, p99 {part['ended_to_recorded_s_p99']} s, "
+                f"max {part['ended_to_recorded_s_max']} s"
+            )
+        targets = report["targets"]
+        lines.append(
+            f"  targets: healthy p99 < {targets['healthy_lag_s_p99_below']} s; hanging recorded within "
+            f"{targets['hanging_recorded_within_s']} s; {report['checks_per_second']} checks/s, "
+            f"{report['cpu_ms_per_check']} ms of bench CPU per check"
+        )
     else:
         lines.append(
             f"e2e: {report['checks']} MCP healthchecks at {report['interval_s']} s in {report['regions']} "
@@ -777,7 +991,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     record = commands.add_parser("record", parents=[common], help="outcomes_record throughput")
     record.add_argument("--results", type=int, default=0, metavar="N", help="per round (checks × regions)")
-    record.add_argument("--batch", type=int, default=250, help="results per outcomes_record call (250)")
+    record.add_argument(
+        "--batch", type=int, default=100, help="results per outcomes_record call (100, the worker's groups)"
+    )
     record.add_argument("--rounds", type=int, default=3, help="rounds; the first creates states (3)")
     record.add_argument(
         "--workers", type=int, default=1, help="recording processes, each serving its own regions (1)"
@@ -787,9 +1003,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     e2e.add_argument("--tick", type=float, default=2.0, help="scheduler tick, seconds (2)")
     e2e.add_argument("--threads", type=int, default=4, help="embedded worker threads (4)")
     e2e.add_argument("--url", help="an MCP URL on loopback instead of starting fast_mcp.py")
+    hang = commands.add_parser(
+        "hang", parents=[common], help="e2e where some targets hang until their timeout: each one's lag"
+    )
+    hang.add_argument("--hang-percent", type=float, default=5.0, help="healthchecks whose target hangs (5)")
+    hang.add_argument("--timeout", type=float, default=10.0, help="every check's timeout, seconds (10)")
+    hang.add_argument("--seconds", type=float, default=150.0, help="how long to run (150)")
+    hang.add_argument("--tick", type=float, default=2.0, help="scheduler tick, seconds (2)")
+    hang.add_argument(
+        "--threads",
+        type=int,
+        default=64,
+        help="embedded worker threads (64: a batch holds one until its slowest check ends)",
+    )
+    hang.add_argument("--url", help="an MCP URL on loopback instead of starting fast_mcp.py")
     args = parser.parse_args(argv)
     if args.checks is None:
-        args.checks = 2000 if args.command == "e2e" else 10_000
+        args.checks = 2000 if args.command in ("e2e", "hang") else 10_000
     if min(args.checks, args.regions, args.interval) < 1 or getattr(args, "rounds", 1) < 1:
         parser.error("--checks, --regions, --interval and --rounds must be at least 1")
     return args
@@ -797,7 +1027,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    runners = {"claim": bench_claim, "record": bench_record, "e2e": bench_e2e}
+    runners = {"claim": bench_claim, "record": bench_record, "e2e": bench_e2e, "hang": bench_hang}
     try:
         with bench_database(args) as info:
             info["machine"] = (

@@ -121,6 +121,35 @@ def test_e2e_runs_checks_against_the_fast_server_and_reports_the_lag():
     assert {"lag_s_p50", "lag_s_p95", "lag_s_p99", "checks_per_second"} <= set(report)
 
 
+def test_hang_reports_the_healthy_and_the_hanging_checks_apart():
+    report = report_of(
+        bench(
+            "hang",
+            "--checks",
+            "4",
+            "--hang-percent",
+            "25",
+            "--timeout",
+            "1",
+            "--interval",
+            "2",
+            "--tick",
+            "0.5",
+            "--threads",
+            "4",
+            "--seconds",
+            "8",
+            "--json",
+        )
+    )
+
+    assert report["command"] == "hang"
+    assert (report["healthy"]["healthchecks"], report["hanging"]["healthchecks"]) == (3, 1)
+    assert set(report["healthy"]["outcomes"]) <= {"up"}
+    assert set(report["hanging"]["outcomes"]) <= {"down (timeout)"}
+    assert {"lag_s_p99", "ended_to_recorded_s_p99"} <= set(report["hanging"])
+
+
 @pytest.mark.services
 def test_pg_creates_migrates_and_drops_its_own_database():
     url = os.environ.get("DATABASE_URL", "")

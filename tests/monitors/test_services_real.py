@@ -15,7 +15,9 @@ from probes.checks.http import HTTP
 pytestmark = pytest.mark.services
 
 
-@pytest.mark.django_db(transaction=True)
+# serialized_rollback, as every transactional test here: a flush without it re-creates the content
+# types (post_migrate), and the next serialized test's restore of them then collides.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_concurrent_creates_never_exceed_the_plan(postgres, now):
     plan = Plan.objects.create(slug="tiny", name="Tiny", max_healthchecks=3, min_interval_seconds=30)
     organization = organization_create(slug="racer", plan=plan)
