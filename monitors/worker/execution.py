@@ -22,8 +22,9 @@ from datetime import datetime
 from types import TracebackType
 
 from django.conf import settings
+from django.utils import timezone
 
-from monitors import selectors, services
+from monitors import metrics, selectors, services
 from probes.checks import CheckConfig
 from probes.runner import ProbeEnv, stream_batch
 
@@ -76,7 +77,12 @@ def execute_batch(
     recorded = 0
     with _BatchProbes(work, probe_env()) as probes:
         for group in probes.groups(size=group_size, seconds=group_seconds, idle=group_idle_seconds):
+            metrics.observe_checks(
+                region, [(configs[result.healthcheck_id], result.outcome) for result in group]
+            )
+            started = time.perf_counter()
             rechecks = services.outcomes_record(region_slug=region, results=group)
+            metrics.observe_recording(region, group, time.perf_counter() - started, timezone.now())
             _enqueue_rechecks(region, rechecks, enqueue)
             recorded += len(group)
     return recorded

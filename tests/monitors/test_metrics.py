@@ -30,6 +30,7 @@ from monitors.models import Healthcheck, Region, region_queue
 from monitors.services import healthcheck_create
 from monitors.worker.dispatch import dispatch_due
 from monitors.worker.embedded import EmbeddedWorker
+from monitors.worker.execution import execute_batch
 from probes.checks import check_kind
 from probes.types import FailureKind, ProbeOutcome, Status
 
@@ -207,6 +208,20 @@ def test_a_dispatch_tick_times_its_claim_and_counts_what_it_claimed(make, refuse
 
     assert value("uptimy_claim_duration_seconds_count") == before_count + 1
     assert value("uptimy_checks_claimed_total") == before_claimed + 1
+
+
+def test_a_batch_counts_its_checks_and_its_recorded_results(make, refused_url):
+    healthcheck = make(refused_url, regions=["eu-west"], recheck_count=0)
+    checks = ("uptimy_checks_total", {"region": "eu-west", "type": "mcp", "kind": "connect"})
+    before_checks = value(checks[0], **checks[1])
+    before_recorded = value("uptimy_results_recorded_total", region="eu-west")
+    before_lag = value("uptimy_result_lag_seconds_count", region="eu-west")
+
+    execute_batch("eu-west", [[healthcheck.id, timezone.now().isoformat(), 0]], enqueue=lambda *batch: None)
+
+    assert value(checks[0], **checks[1]) == before_checks + 1
+    assert value("uptimy_results_recorded_total", region="eu-west") == before_recorded + 1
+    assert value("uptimy_result_lag_seconds_count", region="eu-west") == before_lag + 1
 
 
 # --- the embedded worker's queue -------------------------------------------------------------
