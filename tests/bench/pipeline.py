@@ -16,8 +16,8 @@ PostgreSQL, so on SQLite those two refuse unless ``--allow-sqlite``.
   queues are the bench's own regions' (``probes.bench<pid>-<i>``), which no worker consumes,
   and are deleted after. Without Redis publishing only deletes the rows, and it says so.
 - ``record``: N × R results (``--results``) through ``services.outcomes_record`` in groups of
-  ``--batch`` (100, the worker's ``execution.GROUP_SIZE``; 250 was one whole batch, before results
-  were recorded as their checks ended), regions interleaved; round 1 is the first result of every
+  ``--batch`` (250: a whole batch, the most the worker records at once; it records smaller groups
+  when its checks end apart), regions interleaved; round 1 is the first result of every
   healthcheck (region states and tool lists are created), later rounds are the steady state.
 - ``e2e``: N MCP healthchecks at ``--interval`` in R regions against the fast loopback MCP
   server (tests/peers/servers/fast_mcp.py, started here unless ``--url``), run by the embedded
@@ -992,7 +992,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     record = commands.add_parser("record", parents=[common], help="outcomes_record throughput")
     record.add_argument("--results", type=int, default=0, metavar="N", help="per round (checks × regions)")
     record.add_argument(
-        "--batch", type=int, default=100, help="results per outcomes_record call (100, the worker's groups)"
+        "--batch", type=int, default=250, help="results per outcomes_record call (250, a whole batch)"
     )
     record.add_argument("--rounds", type=int, default=3, help="rounds; the first creates states (3)")
     record.add_argument(
