@@ -16,6 +16,7 @@ import pytest
 
 from monitors.models import Healthcheck
 from monitors.services import healthcheck_create
+from monitors.worker.execution import BatchItem
 from probes.checks import CheckKind
 from probes.checks.mcp import MCP
 
@@ -136,3 +137,13 @@ def make(org, settings) -> Callable[..., Healthcheck]:
         )
 
     return make
+
+
+class Captured:
+    """Stand in for a broker: remember what execute_batch asks to enqueue."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, list[BatchItem], float]] = []
+
+    def __call__(self, region: str, items: list[BatchItem], delay: float = 0) -> None:
+        self.calls.append((region, items, delay))

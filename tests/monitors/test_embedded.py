@@ -19,20 +19,10 @@ from monitors.worker.embedded import EmbeddedWorker
 from monitors.worker.execution import execute_batch
 from monitors.worker.scheduling import BATCH_SIZE, Claim, batches_for
 from probes.checks.http import HTTP
-from tests.monitors.conftest import start_fast_mcp, stop
+from tests.monitors.conftest import Captured, start_fast_mcp, stop
 
 SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
 REGIONS = ("ap-southeast", "eu-west", "us-east")
-
-
-class Captured:
-    """Stand in for a broker: remember what execute_batch asks to enqueue."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, list, float]] = []
-
-    def __call__(self, region: str, items: list, delay: float = 0) -> None:
-        self.calls.append((region, items, delay))
 
 
 # --- batches_for -----------------------------------------------------------------------------

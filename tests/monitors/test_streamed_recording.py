@@ -7,7 +7,7 @@ tests wait on what happened (a row, a recheck enqueued), never on a stopwatch.
 
 from __future__ import annotations
 
-import socket
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,9 +19,9 @@ from django.db import InterfaceError, OperationalError, connection, connections
 from django.utils import timezone
 
 from monitors.models import Healthcheck, ProbeResult, StatusChange
-from monitors.services import healthcheck_create
 from monitors.worker.execution import BatchItem, execute_batch
 from probes.checks.http import HTTP
+from tests.monitors.conftest import Captured
 
 SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
 REGION = "eu-west"
@@ -80,54 +80,10 @@ def hanging() -> Iterator[HangingTarget]:
         target.server.server_close()
 
 
-@pytest.fixture(scope="module")
-def hello_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Hello)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture
-def refused_url() -> str:
-    """Return a loopback URL whose port nobody listens on: connection refused, at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}/"
-
-
-@pytest.fixture
-def make(org, settings) -> Callable[..., Healthcheck]:
-    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
-
-    def make(uri: str, **rules) -> Healthcheck:
-        return healthcheck_create(
-            organization=org,
-            name="loopback",
-            check_type=HTTP,
-            config={"uri": uri, "timeout": TIMEOUT},
-            now=SLOT,
-            interval_seconds=3600,
-            rules=rules,
-        )
-
-    return make
-
-
-class Captured:
-    """Stand in for a broker: remember what execute_batch asks to enqueue."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, list[BatchItem], float]] = []
-
-    def __call__(self, region: str, items: list[BatchItem], delay: float = 0) -> None:
-        self.calls.append((region, items, delay))
+def make_http(make) -> Callable[..., Healthcheck]:
+    """Return a factory of HTTP checks whose timeout outlives every wait of these tests."""
+    return functools.partial(make, check_type=HTTP, now=SLOT, timeout=TIMEOUT)
 
 
 def items_of(*checks: Healthcheck) -> list[BatchItem]:
@@ -152,10 +108,10 @@ def wait_for(condition: Callable[[], bool], *, seconds: float = TIMEOUT / 2) -> 
 
 
 def test_a_failed_checks_recheck_is_enqueued_while_a_hanging_check_of_its_batch_still_runs(
-    make, refused_url, hanging
+    make_http, refused_url, hanging
 ):
-    failed = make(refused_url, recheck_delay_seconds=7)
-    hung = make(hanging.url)
+    failed = make_http(refused_url, recheck_delay_seconds=7)
+    hung = make_http(hanging.url)
     seen = []
 
     def enqueue(region: str, items: list[BatchItem], delay: float) -> None:
@@ -169,8 +125,8 @@ def test_a_failed_checks_recheck_is_enqueued_while_a_hanging_check_of_its_batch_
     assert recorded(hung)
 
 
-def test_each_result_has_the_time_its_own_check_ended(make, refused_url, hanging):
-    failed, hung = make(refused_url), make(hanging.url)
+def test_each_result_has_the_time_its_own_check_ended(make_http, refused_url, hanging):
+    failed, hung = make_http(refused_url), make_http(hanging.url)
     released_at = []
 
     def release(*args) -> None:
@@ -184,9 +140,11 @@ def test_each_result_has_the_time_its_own_check_ended(make, refused_url, hanging
     assert failed_at < released_at[0] < hung_at
 
 
-def test_a_batch_recorded_in_groups_and_delivered_again_records_nothing_twice(make, hello_url, refused_url):
-    up = [make(hello_url) for _ in range(4)]
-    down = [make(refused_url) for _ in range(2)]
+def test_a_batch_recorded_in_groups_and_delivered_again_records_nothing_twice(
+    make_http, http_server, refused_url
+):
+    up = [make_http(http_server) for _ in range(4)]
+    down = [make_http(refused_url) for _ in range(2)]
     items = items_of(*up, *down)
     first, again = Captured(), Captured()
 
@@ -221,10 +179,10 @@ def run_in_thread(work: Callable[[], object]) -> threading.Thread:
 
 @committed
 def test_healthy_results_are_recorded_while_a_hanging_target_still_holds_its_request(
-    postgres, make, hello_url, hanging
+    postgres, make_http, http_server, hanging
 ):
-    healthy = [make(hello_url) for _ in range(3)]
-    hung = make(hanging.url)
+    healthy = [make_http(http_server) for _ in range(3)]
+    hung = make_http(hanging.url)
     batch = run_in_thread(lambda: execute_batch(REGION, items_of(*healthy, hung), enqueue=Captured()))
     try:
         assert wait_for(lambda: ProbeResult.objects.filter(healthcheck__in=healthy).count() == 3)
@@ -260,9 +218,9 @@ def cut_connection(victim) -> None:
 
 @committed
 def test_a_database_error_mid_batch_fails_it_and_its_rerun_records_only_what_is_missing(
-    postgres, make, refused_url, hanging
+    postgres, make_http, refused_url, hanging
 ):
-    failed, hung = make(refused_url), make(hanging.url)
+    failed, hung = make_http(refused_url), make_http(hanging.url)
     items = items_of(failed, hung)
     first = Captured()
 

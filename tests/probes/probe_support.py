@@ -452,35 +452,42 @@ def http_response(status: int, body: bytes = b"", headers: dict[str, str] | None
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-async def mcp_handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    """Serve a tiny JSON-mode MCP server: initialize, initialized, one page of one tool, DELETE."""
-    try:
-        while True:
-            method, _headers, body = await read_request(reader)
-            if method == "DELETE":
-                writer.write(http_response(200))
-                continue
-            message = json.loads(body)
-            if "id" not in message:
-                writer.write(http_response(202))
-                continue
-            if message["method"] == "initialize":
-                result: dict[str, Any] = {
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": TOOLS_CAP,
-                    "serverInfo": {"name": "loopback", "version": "1"},
-                }
-            else:
-                result = {"tools": [tool("ping_me")]}
-            out = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
-            writer.write(
-                http_response(200, out, {"content-type": "application/json", "mcp-session-id": "s1"})
-            )
-            await writer.drain()
-    except (asyncio.IncompleteReadError, ConnectionError):
-        pass
-    finally:
-        writer.close()
+def mcp_handler_listing(tools: list[dict[str, Any]]) -> Handler:
+    """Return a tiny JSON-mode MCP server: initialize, initialized, one page of ``tools``, DELETE."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                method, _headers, body = await read_request(reader)
+                if method == "DELETE":
+                    writer.write(http_response(200))
+                    continue
+                message = json.loads(body)
+                if "id" not in message:
+                    writer.write(http_response(202))
+                    continue
+                if message["method"] == "initialize":
+                    result: dict[str, Any] = {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": TOOLS_CAP,
+                        "serverInfo": {"name": "loopback", "version": "1"},
+                    }
+                else:
+                    result = {"tools": tools}
+                out = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+                writer.write(
+                    http_response(200, out, {"content-type": "application/json", "mcp-session-id": "s1"})
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    return handler
+
+
+mcp_handler = mcp_handler_listing([tool("ping_me")])
 
 
 @asynccontextmanager

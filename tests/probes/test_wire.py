@@ -18,11 +18,13 @@ from probe_support import (
     LONG_TIMEOUT,
     PUBLIC_IP,
     URL,
+    Handler,
     http_response,
     loopback,
     make_certs,
     mcp,
     mcp_handler,
+    mcp_handler_listing,
     read_request,
     run,
     run_on_frozen_clock,
@@ -302,38 +304,15 @@ def test_the_loopback_mcp_server_is_checked_on_one_connection():
 # --- reads larger than one socket read (loopback) --------------------------------------------
 
 
-def big_tools_handler(prefix: str, count: int):
+def big_tools_handler(prefix: str, count: int) -> Handler:
     """Serve an MCP server whose tools/list answer, ``count`` tools named after ``prefix``, spans
     many socket reads (each tool carries a 200-character description)."""
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                method, _headers, body = await read_request(reader)
-                if method == "DELETE":
-                    writer.write(http_response(200))
-                    continue
-                message = json.loads(body)
-                if "id" not in message:
-                    writer.write(http_response(202))
-                    continue
-                result: dict[str, Any] = INIT | {"capabilities": {"tools": {}}}
-                if message["method"] == "tools/list":
-                    result = {
-                        "tools": [
-                            {"name": f"{prefix}_{index}", "description": prefix * 200, "inputSchema": {}}
-                            for index in range(count)
-                        ]
-                    }
-                out = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
-                writer.write(http_response(200, out, {"content-type": "application/json"}))
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-
-    return handler
+    return mcp_handler_listing(
+        [
+            {"name": f"{prefix}_{index}", "description": prefix * 200, "inputSchema": {}}
+            for index in range(count)
+        ]
+    )
 
 
 @pytest.mark.parametrize("scheme", ["http", "https"])
