@@ -21,6 +21,7 @@ from monitors.models import (
     Region,
     RegionState,
     Rollup,
+    SlotVerdict,
     StatusChange,
     ToolChange,
     ToolList,
@@ -155,6 +156,12 @@ class CauseChangeAdmin(ReadOnlyAdmin[CauseChange]):
     list_display = ["healthcheck", "at", "status", "from_kind", "to_kind", "reason"]
     list_filter = ["to_kind"]
     date_hierarchy = "at"
+
+
+@admin.register(SlotVerdict)
+class SlotVerdictAdmin(ReadOnlyAdmin[SlotVerdict]):
+    list_display = ["healthcheck", "slot", "settle_at"]
+    list_select_related = ["healthcheck"]
 
 
 @admin.register(ToolList)

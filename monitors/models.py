@@ -154,10 +154,6 @@ class Healthcheck(models.Model):
     next_check_at = models.DateTimeField(null=True, blank=True)
     slot_offset = models.PositiveIntegerField(default=0)
     tool_digest = models.CharField(max_length=64, blank=True, default="")
-    # One verdict per slot (monitors.rules.slot_due): the latest slot decided, and when a slot
-    # some region has decided must be decided even if the other regions stay silent.
-    verdict_slot = models.DateTimeField(null=True, blank=True)
-    settle_at = models.DateTimeField(null=True, blank=True)
     # The current cause while down or degraded (monitors.rules.cause_of); empty otherwise.
     cause_kind = models.CharField(max_length=32, blank=True, default="")
     cause_reason = models.TextField(blank=True, default="")
@@ -173,8 +169,6 @@ class Healthcheck(models.Model):
             models.Index(fields=["organization", "-created_at"], name="hc_org_created"),
             # The scheduler's due scan: unpaused rows by next_check_at.
             models.Index(fields=["next_check_at"], name="hc_due", condition=Q(paused=False)),
-            # The settle scan: the few rows with a slot waiting for a silent region.
-            models.Index(fields=["settle_at"], name="hc_settle", condition=Q(settle_at__isnull=False)),
         ]
         constraints = [
             models.CheckConstraint(condition=Q(interval_seconds__gte=1), name="hc_interval_positive"),
@@ -189,6 +183,35 @@ class Healthcheck(models.Model):
     @property
     def check_type(self) -> CheckKind[Any]:
         return check_kind(self.type)
+
+
+class SlotVerdict(models.Model):
+    """Track a healthcheck's one verdict per slot (monitors.rules.slot_due): the slot last decided,
+    and when a slot some region has decided must be decided even if the others stay silent.
+
+    A row of its own, not two healthcheck columns: recording changes it once or twice every slot,
+    and an update of the wide healthcheck row (config, secret headers, its indexes) cost recording
+    a fifth of its throughput (README, "Scheduling and recording benchmarks").
+    """
+
+    healthcheck = models.OneToOneField(
+        Healthcheck, on_delete=models.CASCADE, primary_key=True, related_name="slot_verdict"
+    )
+    slot = models.DateTimeField(null=True, blank=True, help_text="The latest slot decided.")
+    settle_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the open slot is decided without the regions still silent."
+    )
+
+    class Meta:
+        indexes = [
+            # The settle scan: the few rows with a slot waiting for a silent region.
+            models.Index(
+                fields=["settle_at"], name="slot_verdict_settle", condition=Q(settle_at__isnull=False)
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}: {self.slot} (settles {self.settle_at})"
 
 
 class HealthcheckTag(models.Model):

@@ -15,6 +15,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import InterfaceError, OperationalError, connection, models, transaction
+from django.db.models import Expression
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from monitors.models import (
@@ -27,6 +30,7 @@ from monitors.models import (
     ProbeResult,
     Region,
     RegionState,
+    SlotVerdict,
     StatusChange,
     ToolChange,
     ToolList,
@@ -125,9 +129,9 @@ def verdicts_settle(*, now: datetime | None = None, limit: int = 1000) -> int:
     is recorded to trigger the decision: this pass, run every tick, makes it at ``settle_at``.
     """
     due_ids = list(
-        Healthcheck.objects.filter(settle_at__lte=now or timezone.now())
+        SlotVerdict.objects.filter(settle_at__lte=now or timezone.now())
         .order_by("settle_at")
-        .values_list("id", flat=True)[:limit]
+        .values_list("healthcheck_id", flat=True)[:limit]
     )
     if not due_ids:
         return 0
@@ -414,7 +418,7 @@ def _jsonb_rows_of(
 
 def _jsonb_rows(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> str | None:
     """Return the rows as one JSON array keyed by column, or None if JSON can't carry them (NaN)."""
-    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
+    fields = _inserted_fields(model)
     # jsonb_populate_recordset makes a missing key NULL, where bulk_create would use the default.
     if set(rows[0]) != {field.attname for field in fields}:
         raise ValueError(f"a {model.__name__} row must give exactly its fields, not {sorted(rows[0])}")
@@ -436,9 +440,7 @@ def _insert_jsonb(
 ) -> None:
     quote = connection.ops.quote_name
     table = quote(model._meta.db_table)
-    columns = ", ".join(
-        quote(_column(field)) for field in model._meta.concrete_fields if not field.primary_key
-    )
+    columns = ", ".join(quote(_column(field)) for field in _inserted_fields(model))
     if update_fields:
         targets = ", ".join(quote(_column_of(model, name)) for name in unique_fields)
         updates = ", ".join(
@@ -454,6 +456,11 @@ def _insert_jsonb(
             f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) {conflict}",
             [payload],
         )
+
+
+def _inserted_fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
+    """Return the fields an insert gives: all but a primary key the database generates."""
+    return [field for field in model._meta.concrete_fields if not (field.primary_key and field.db_returning)]
 
 
 def _column(field: models.Field[Any, Any]) -> str:
@@ -482,7 +489,9 @@ class _LockedCheck:
 
     Model instances (and their datetime fields, read back for nothing) cost a tenth of a batch
     (tests/bench/pipeline.py record). Fields in the order of RECORDER_FIELDS, which is derived
-    from them; the fields from ``status`` on are written back by save() when the check is dirty.
+    from them; the fields from ``status`` to ``cause_since`` are written back by save() when the
+    check is dirty. JSON columns come as their text, decoded only for a failing check: the rest
+    of a batch never reads them.
     """
 
     id: int
@@ -492,18 +501,19 @@ class _LockedCheck:
     recheck_delay_seconds: int
     quorum: int | None
     degraded_threshold_ms: int | None
-    # The config's timeout as stored (seconds); read for the settle window only.
-    timeout: object
+    # The config's timeout as stored (text on PostgreSQL, a number on SQLite), for the settle window.
+    timeout: str | float | None
     status: str
     status_changed_at: datetime | None
     tool_digest: str
-    verdict_slot: datetime | None
-    settle_at: datetime | None
     cause_kind: str
     cause_reason: str
-    cause_regions: dict[str, str]
-    cause_missing_tools: list[str]
+    cause_regions: str
+    cause_missing_tools: str
     cause_since: datetime | None
+    # The check's SlotVerdict row (None when it has none yet), written apart from the check's.
+    verdict_slot: datetime | None
+    settle_at: datetime | None
 
     def recheck_policy(self) -> RecheckPolicy:
         return _recheck_policy(self.recheck_count, self.recheck_delay_seconds)
@@ -512,32 +522,57 @@ class _LockedCheck:
         return _health_policy(self.quorum, self.degraded_threshold_ms, stale_after(self))
 
     def settle_window(self) -> timedelta:
-        timeout = self.timeout
-        seconds = float(timeout) if isinstance(timeout, int | float) and 0 < timeout <= 3600 else 10.0
-        return _settle_window(seconds, self.recheck_count, self.recheck_delay_seconds)
+        return _settle_window(self.timeout, self.recheck_count, self.recheck_delay_seconds)
 
     def cause(self) -> Cause | None:
         """Return the stored cause, None while the check is not failing."""
         if self.status not in (Status.DOWN, Status.DEGRADED) or self.cause_since is None:
             return None
         return Cause(
-            self.cause_kind, self.cause_reason, dict(self.cause_regions), tuple(self.cause_missing_tools)
+            self.cause_kind,
+            self.cause_reason,
+            _json_object(self.cause_regions),
+            tuple(_json_list(self.cause_missing_tools)),
         )
 
-    def set_cause(self, cause: Cause | None, now: datetime) -> None:
-        if cause is None:
-            self.cause_kind, self.cause_reason, self.cause_regions, self.cause_missing_tools = "", "", {}, []
-            self.cause_since = None
-            return
+    def set_cause(self, cause: Cause | None, now: datetime) -> bool:
+        """Store ``cause`` (None: not failing); return whether a stored field changed."""
         previous = self.cause()
+        if cause is None:
+            if not self.cause_kind and self.cause_since is None:
+                return False
+            self.cause_kind, self.cause_reason, self.cause_since = "", "", None
+            self.cause_regions, self.cause_missing_tools = "{}", "[]"
+            return True
         if previous is None or previous.signature != cause.signature:
             self.cause_since = now
+        elif previous == cause:
+            return False
         self.cause_kind, self.cause_reason = cause.kind, cause.reason
-        self.cause_regions, self.cause_missing_tools = dict(cause.failed_regions), list(cause.missing_tools)
+        self.cause_regions = json.dumps(dict(cause.failed_regions))
+        self.cause_missing_tools = json.dumps(list(cause.missing_tools))
+        return True
 
     def written(self) -> dict[str, Any]:
-        """Return the fields save() writes, by column."""
-        return {"id": self.id, **{name: getattr(self, name) for name in WRITTEN_FIELDS}}
+        """Return the healthcheck's fields save() writes, by attname, JSON columns decoded."""
+        row = {"id": self.id, **{name: getattr(self, name) for name in WRITTEN_FIELDS}}
+        row["cause_regions"] = _json_object(self.cause_regions)
+        row["cause_missing_tools"] = _json_list(self.cause_missing_tools)
+        return row
+
+    def slot_row(self) -> dict[str, Any]:
+        """Return the check's SlotVerdict row, by attname."""
+        return {"healthcheck_id": self.id, "slot": self.verdict_slot, "settle_at": self.settle_at}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    value = json.loads(text) if text else {}
+    return value if isinstance(value, dict) else {}
+
+
+def _json_list(text: str) -> list[Any]:
+    value = json.loads(text) if text else []
+    return value if isinstance(value, list) else []
 
 
 # Most healthchecks share their rules' settings: one (frozen) policy per set of values, not one
@@ -553,24 +588,38 @@ def _health_policy(quorum: int | None, degraded_threshold_ms: int | None, stale:
 
 
 @functools.lru_cache(maxsize=1024)
-def _settle_window(timeout: float, count: int, delay_seconds: int) -> timedelta:
-    return settle_window(timeout_seconds=timeout, recheck=_recheck_policy(count, delay_seconds))
+def _settle_window(timeout: str | float | None, count: int, delay_seconds: int) -> timedelta:
+    """Return the settle window for a stored timeout (the 10 s default when unreadable)."""
+    try:
+        seconds = float(timeout) if timeout is not None else 10.0
+    except (TypeError, ValueError):
+        seconds = 10.0
+    if not 0 < seconds <= 3600:  # also NaN
+        seconds = 10.0
+    return settle_window(timeout_seconds=seconds, recheck=_recheck_policy(count, delay_seconds))
 
 
 # What the recorder reads of a healthcheck. Loading only these keeps the config and the secret
-# headers out of the locked read; the timeout is read out of the config by the database.
-_FIELD_PATHS = {"timeout": "config__timeout"}
-RECORDER_FIELDS = tuple(
-    _FIELD_PATHS.get(item.name, item.name) for item in dataclasses.fields(_LockedCheck) if item.init
-)
-WRITTEN_FIELDS = RECORDER_FIELDS[RECORDER_FIELDS.index("status") :]
+# headers out of the locked read; the timeout is read out of the config by the database, and the
+# slot fields come from the check's SlotVerdict row (a LEFT JOIN: a new check has none).
+_FIELD_PATHS: dict[str, str | Expression] = {
+    "timeout": KeyTextTransform("timeout", "config"),
+    "cause_regions": Cast("cause_regions", models.TextField()),
+    "cause_missing_tools": Cast("cause_missing_tools", models.TextField()),
+    "verdict_slot": "slot_verdict__slot",
+    "settle_at": "slot_verdict__settle_at",
+}
+_LOCKED_FIELDS = [item.name for item in dataclasses.fields(_LockedCheck)]
+RECORDER_FIELDS = [_FIELD_PATHS.get(name, name) for name in _LOCKED_FIELDS]
+WRITTEN_FIELDS = _LOCKED_FIELDS[_LOCKED_FIELDS.index("status") : _LOCKED_FIELDS.index("cause_since") + 1]
 
 
 def _lock_checks(ids: Sequence[int]) -> dict[int, _LockedCheck]:
     """Lock the healthchecks in id order, so that two regions' overlapping batches can't deadlock."""
     with _c_timestamp_loader():
         rows = list(
-            Healthcheck.objects.select_for_update()
+            # Only the healthcheck rows: PostgreSQL can't lock the nullable side of the join.
+            Healthcheck.objects.select_for_update(of=("self",))
             .filter(id__in=ids)
             .order_by("id")
             .values_list(*RECORDER_FIELDS)
@@ -634,6 +683,7 @@ class _StateBook:
         self.configured: dict[int, list[int]] = defaultdict(list)
         self.dirty_states: dict[int, _State] = {}
         self.dirty_checks: dict[int, _LockedCheck] = {}
+        self.dirty_slots: dict[int, _LockedCheck] = {}
         self.new_tool_lists: dict[tuple[int, str], ToolList] = {}
         self.status_changes: list[StatusChange] = []
         self.cause_changes: list[CauseChange] = []
@@ -716,6 +766,12 @@ class _StateBook:
             update_fields=STATE_FIELDS,
         )
         _update_rows(Healthcheck, [check.written() for check in self.dirty_checks.values()])
+        _insert_rows(
+            SlotVerdict,
+            [check.slot_row() for check in self.dirty_slots.values()],
+            unique_fields=["healthcheck"],
+            update_fields=["slot", "settle_at"],
+        )
         # A digest seen before (a tool list that flapped back) keeps its first row.
         ToolList.objects.bulk_create(self.new_tool_lists.values(), batch_size=1000, ignore_conflicts=True)
         StatusChange.objects.bulk_create(self.status_changes, batch_size=1000)
@@ -767,11 +823,11 @@ class _StateBook:
         )
         if call.settle_at != check.settle_at:
             check.settle_at = call.settle_at
-            self.dirty_checks[check.id] = check
+            self.dirty_slots[check.id] = check
         if call.slot is None:
             return
         check.verdict_slot = call.slot
-        self.dirty_checks[check.id] = check
+        self.dirty_slots[check.id] = check
         verdict = overall_verdict(
             regions=votes, policy=policy, paused=False, now=self.now, silent=call.silent
         )
@@ -801,6 +857,7 @@ class _StateBook:
             )
             check.status = verdict.status
             check.status_changed_at = self.now
+            self.dirty_checks[check.id] = check
         elif previous is not None and cause is not None and cause_changed(previous, cause):
             self.cause_changes.append(
                 CauseChange(
@@ -815,7 +872,8 @@ class _StateBook:
                     previous_reason=previous.reason,
                 )
             )
-        check.set_cause(cause, self.now)
+        if check.set_cause(cause, self.now):
+            self.dirty_checks[check.id] = check
 
     def _follow_tools(self, check: _LockedCheck, outcome: ProbeOutcome) -> None:
         """Store a new tool list once per digest, and an event when a tool went away or got stricter."""
