@@ -18,7 +18,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from celery import current_app
@@ -36,14 +36,25 @@ DATABASE_RETRY_DELAY = 5.0
 DISPATCH_TASK = "monitors.dispatch_due"
 
 
+# Threads for the periodic jobs other than the tick (rollups, pruning, the settle pass), so a
+# slow one never delays the tick or the start of a due batch.
+HOUSEKEEPING_THREADS = 2
+
+
 @dataclass
 class PeriodicJob:
-    """Run one beat entry in process: ``run`` every ``every`` seconds, first at ``due``."""
+    """Run one beat entry in process: ``run`` every ``every`` seconds, first at ``due``.
+
+    ``inline`` jobs (the tick) run on the loop's thread; the others on the housekeeping threads,
+    never twice at once: a period that finds the last run still going is skipped.
+    """
 
     name: str
     every: float
     run: Callable[[], object]
     due: float = 0.0
+    inline: bool = False
+    running: Future[None] | None = None
 
 
 class EmbeddedWorker:
@@ -52,6 +63,9 @@ class EmbeddedWorker:
     def __init__(self, *, tick_seconds: float | None = None, threads: int = 4) -> None:
         self.jobs = self._periodic_jobs(tick_seconds)
         self.pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="probes")
+        self.housekeeping = ThreadPoolExecutor(
+            max_workers=HOUSEKEEPING_THREADS, thread_name_prefix="housekeeping"
+        )
         self.stop = threading.Event()
         self._lock = threading.Lock()
         self._due: list[tuple[float, int, str, list[BatchItem]]] = []
@@ -78,13 +92,22 @@ class EmbeddedWorker:
             now = time.monotonic()
             for job in self.jobs:
                 if now >= job.due:
-                    self._guarded(job.run)
+                    self._start_job(job)
                     # A late step is not made up for: the next one is a whole period after it.
                     job.due = max(job.due + job.every, now)
             self._start_due_batches()
             next_job = min(job.due for job in self.jobs)
             self.stop.wait(max(0.0, min(next_job, self._next_due()) - time.monotonic()))
+        self.housekeeping.shutdown(wait=True, cancel_futures=True)
         self.pool.shutdown(wait=True, cancel_futures=False)
+
+    def _start_job(self, job: PeriodicJob) -> None:
+        if job.inline:
+            self._guarded(job.run)
+        elif job.running is None or job.running.done():
+            job.running = self.housekeeping.submit(self._guarded, job.run)
+        else:
+            logger.info("embedded worker: %s still running; skipping this period", job.name)
 
     def _periodic_jobs(self, tick_seconds: float | None) -> list[PeriodicJob]:
         """Return the beat schedule's entries as jobs of this process; the tick uses this worker's queue."""
@@ -92,7 +115,7 @@ class EmbeddedWorker:
         for entry in settings.CELERY_BEAT_SCHEDULE.values():
             name, every = entry["task"], float(entry["schedule"])
             if name == DISPATCH_TASK:
-                jobs.append(PeriodicJob(name, tick_seconds or every, self._tick))
+                jobs.append(PeriodicJob(name, tick_seconds or every, self._tick, inline=True))
             else:
                 jobs.append(PeriodicJob(name, every, current_app.tasks[name]))
         return jobs

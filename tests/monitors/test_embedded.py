@@ -15,7 +15,7 @@ from django.utils import timezone
 from monitors.models import Healthcheck, ProbeResult, Region, RegionState
 from monitors.services import healthcheck_pause
 from monitors.worker import tasks
-from monitors.worker.embedded import EmbeddedWorker
+from monitors.worker.embedded import EmbeddedWorker, PeriodicJob
 from monitors.worker.execution import execute_batch
 from monitors.worker.scheduling import BATCH_SIZE, Claim, batches_for
 from probes.checks.http import HTTP
@@ -357,3 +357,31 @@ def test_a_batch_enqueued_with_a_delay_waits_for_it():
     assert len(started) == 1  # only the undelayed batch
     assert before + 30 <= worker._next_due() <= time.monotonic() + 30
     worker.pool.shutdown()
+
+
+def test_a_slow_periodic_job_holds_back_neither_the_tick_nor_its_own_next_periods():
+    worker = EmbeddedWorker(tick_seconds=60)
+    release, ticked_meanwhile = threading.Event(), threading.Event()
+    slow_starts: list[int] = []
+    ticks: list[int] = []
+
+    def slow() -> None:
+        slow_starts.append(1)
+        release.wait(timeout=60)
+
+    def tick() -> None:
+        ticks.append(1)
+        if len(ticks) >= 3:
+            ticked_meanwhile.set()
+
+    worker.jobs = [PeriodicJob("slow", 0.01, slow), PeriodicJob("tick", 0.01, tick, inline=True)]
+    thread = threading.Thread(target=worker.run_forever)
+    thread.start()
+    try:
+        assert ticked_meanwhile.wait(timeout=60)
+        assert slow_starts == [1]  # still running: its later periods were skipped, not queued
+    finally:
+        release.set()
+        worker.stop.set()
+        thread.join(timeout=30)
+    assert not thread.is_alive()
