@@ -33,6 +33,20 @@ logger = logging.getLogger(__name__)
 
 USER_AGENT = f"Uptimy/{__version__} (+https://uptimy.example; monitor; sends only initialize and tools/list)"
 
+
+def user_agent(region: str | None = None) -> str:
+    """Return the checks' User-Agent; with ``region``, naming the region they run from.
+
+    A server's logs, its firewall and its CDN can then tell Uptimy's regions apart (to allow
+    them, or to see which one an outage hit). Only letters, digits and ``-`` of the region's
+    slug are kept, so the header stays one valid token whatever a region is called.
+    """
+    if not region:
+        return USER_AGENT
+    slug = "".join(char for char in region if char.isascii() and (char.isalnum() or char == "-"))
+    return USER_AGENT.replace("; monitor;", f"; monitor; region {slug or 'unnamed'};", 1)
+
+
 K = TypeVar("K")
 
 

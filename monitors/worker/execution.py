@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from monitors import metrics, selectors, services
 from probes.checks import CheckConfig
-from probes.runner import ProbeEnv, stream_batch
+from probes.runner import ProbeEnv, stream_batch, user_agent
 
 # [healthcheck_id: int, slot: ISO str, attempt: int]: a list, not a tuple, because that is what a
 # Celery worker gets back from the JSON message, and the embedded worker passes the same values.
@@ -46,10 +46,13 @@ GROUP_SECONDS = 1.0
 GROUP_IDLE_SECONDS = 0.1
 
 
-def probe_env() -> ProbeEnv:
-    """Return what every check of this process shares, from the settings: the guard, the DNS servers."""
+def probe_env(region: str | None = None) -> ProbeEnv:
+    """Return what the checks of ``region`` share, from the settings: the guard, the DNS servers, and
+    the User-Agent naming the region (none for a check that runs from no region: ``mcpcheck``)."""
     return ProbeEnv(
-        allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS, nameservers=tuple(settings.UPTIMY_DNS_SERVERS)
+        allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
+        nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
+        user_agent=user_agent(region),
     )
 
 
@@ -76,7 +79,7 @@ def execute_batch(
     if not work:
         return 0
     recorded = 0
-    with _BatchProbes(work, probe_env()) as probes:
+    with _BatchProbes(work, probe_env(region)) as probes:
         for group in probes.groups(size=group_size, seconds=group_seconds, idle=group_idle_seconds):
             metrics.observe_checks(
                 region, [(configs[result.healthcheck_id], result.outcome) for result in group]

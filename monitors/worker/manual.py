@@ -46,7 +46,7 @@ from monitors.worker.outbox import outbox_add
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
 from probes.runner import run_batch
-from probes.types import Status
+from probes.types import ProbeOutcome, Status
 
 # How long the request waits beyond the check's timeout for a broker's workers to take the
 # batch and record it.
@@ -226,11 +226,19 @@ def _progress_of(healthcheck: Healthcheck) -> dict[str, RegionProgress]:
     }
 
 
+async def _run_regions(
+    config: CheckConfig, plan: Sequence[tuple[str, datetime, int]]
+) -> list[tuple[tuple[str, datetime, int], ProbeOutcome]]:
+    """Run each region's run at once, each as from its region (its User-Agent names it)."""
+    batches = await asyncio.gather(*(run_batch([(run, config)], probe_env(run[0])) for run in plan))
+    return [pair for batch in batches for pair in batch]
+
+
 def _run_here(
     healthcheck: Healthcheck, config: CheckConfig, plan: Sequence[tuple[str, datetime, int]]
 ) -> None:
     """Run every region's run on one event loop, record each region's, and stage their rechecks."""
-    outcomes = asyncio.run(run_batch([(run, config) for run in plan], probe_env()))
+    outcomes = asyncio.run(_run_regions(config, plan))
     checked_at = timezone.now()
     rechecks: dict[tuple[str, float], list[BatchItem]] = defaultdict(list)
     for (region, slot, attempt), outcome in outcomes:

@@ -7,11 +7,13 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import httpx
 import pytest
 
 from monitors.models import Healthcheck
@@ -19,6 +21,7 @@ from monitors.services import healthcheck_create
 from monitors.worker.execution import BatchItem
 from probes.checks import CheckKind
 from probes.checks.mcp import MCP
+from tests.peers.peer_support import free_port
 
 FAST_MCP = Path(__file__).resolve().parents[1] / "peers" / "servers" / "fast_mcp.py"
 # The `make` fixture's default creation time: its checks' first slots are long past.
@@ -35,6 +38,29 @@ def start_fast_mcp(*args: str) -> tuple[subprocess.Popen[bytes], str]:
         process.kill()
         raise AssertionError("fast_mcp.py printed no URL")
     return process, url
+
+
+MCP_PEER = Path(__file__).resolve().parents[1] / "e2e" / "mcp_peer.py"
+
+
+def start_sdk_peer(name: str, *args: str, port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """Start an official-SDK server of tests/peers/servers/sdk_servers.py (tests/e2e/mcp_peer.py)
+    on ``port`` (a free one by default); return the process and its MCP URL once it answers."""
+    port = port or free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(MCP_PEER), name, str(port), *args], stdout=subprocess.DEVNULL
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            httpx.get(base + "/_e2e/held", timeout=1.0)
+        except httpx.HTTPError:
+            time.sleep(0.05)
+            continue
+        return process, base + "/mcp"
+    process.kill()
+    raise AssertionError(f"the SDK server {name} did not answer on {base}")
 
 
 def stop(process: subprocess.Popen[bytes]) -> None:

@@ -19,7 +19,7 @@ from monitors.worker.embedded import EmbeddedWorker, PeriodicJob
 from monitors.worker.execution import execute_batch
 from monitors.worker.scheduling import BATCH_SIZE, Claim, batches_for
 from probes.checks.http import HTTP
-from tests.monitors.conftest import Captured, start_fast_mcp, stop
+from tests.monitors.conftest import Captured, start_sdk_peer, stop
 
 SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
 REGIONS = ("ap-southeast", "eu-west", "us-east")
@@ -315,8 +315,8 @@ def test_the_embedded_worker_runs_a_recheck_after_its_delay(make, refused_url):
 
 @embedded
 def test_a_full_outage_goes_up_down_up_with_no_degraded_between(make):
-    process, url = start_fast_mcp("--tools", "3")
-    port = str(urlsplit(url).port)
+    process, url = start_sdk_peer("stateful")
+    port = urlsplit(url).port
     healthcheck = make(url, now=timezone.now(), recheck_count=1, recheck_delay_seconds=1)
     Healthcheck.objects.filter(pk=healthcheck.pk).update(interval_seconds=2)
     healthcheck.refresh_from_db()
@@ -332,7 +332,7 @@ def test_a_full_outage_goes_up_down_up_with_no_degraded_between(make):
         if reached == ["up"]:
             stop(process)  # the server goes away, for every region at once
         elif reached == ["up", "down"]:
-            process, _ = start_fast_mcp("--tools", "3", "--port", port)
+            process, _ = start_sdk_peer("stateful", port=port)
         return reached == ["up", "down", "up"]
 
     try:
@@ -342,6 +342,42 @@ def test_a_full_outage_goes_up_down_up_with_no_degraded_between(make):
 
     changes = [(c.from_status, c.to_status) for c in healthcheck.status_changes.order_by("id")]
     assert changes == [("pending", "up"), ("up", "down"), ("down", "up")]
+
+
+@embedded
+def test_one_region_of_three_failing_goes_up_degraded_up(make, tmp_path):
+    """The official SDK server refuses one region (by the User-Agent naming it) while a file exists."""
+    cut_off = tmp_path / "refused-regions"
+    process, url = start_sdk_peer("stateful", "--refuse-regions-file", str(cut_off))
+    healthcheck = make(url, now=timezone.now(), recheck_count=1, recheck_delay_seconds=1)
+    Healthcheck.objects.filter(pk=healthcheck.pk).update(interval_seconds=2)
+    healthcheck.refresh_from_db()
+    due_now(healthcheck)
+    reached: list[str] = []
+
+    def one_region_out_and_back(_: _CountingTicks) -> bool:
+        healthcheck.refresh_from_db()
+        if healthcheck.status not in ("up", "degraded") or reached[-1:] == [healthcheck.status]:
+            return False
+        reached.append(healthcheck.status)
+        if reached == ["up"]:
+            cut_off.write_text("ap-southeast")
+        elif reached == ["up", "degraded"]:
+            cut_off.unlink()
+        return reached == ["up", "degraded", "up"]
+
+    try:
+        assert run_worker(one_region_out_and_back, seconds=120), f"reached only {reached}"
+    finally:
+        stop(process)
+
+    changes = list(healthcheck.status_changes.order_by("id"))
+    assert [(c.from_status, c.to_status) for c in changes] == [
+        ("pending", "up"),
+        ("up", "degraded"),
+        ("degraded", "up"),
+    ]
+    assert changes[1].failed_regions == {"ap-southeast": "http_status"}
 
 
 def test_a_batch_enqueued_with_a_delay_waits_for_it():

@@ -180,3 +180,25 @@ def test_an_outcome_that_echoes_no_key_is_returned_as_it_is_and_one_that_does_is
 
     assert finish_outcome(quiet, redactor) is quiet
     assert finish_outcome(echoing, redactor).tools[1].required_inputs == ("[redacted]",)
+
+
+@pytest.mark.parametrize(
+    ("region", "named"),
+    [
+        (None, None),
+        ("", None),
+        ("eu-west", "region eu-west;"),
+        ("ap south\r\nX-Injected: 1", "region apsouthX-Injected1;"),
+        ("été", "region t;"),
+        ("!!!", "region unnamed;"),
+    ],
+)
+def test_the_user_agent_names_the_region_a_check_runs_from_as_one_safe_token(region, named):
+    agent = runner.user_agent(region)
+
+    assert agent.startswith("Uptimy/0.1.0 ")
+    assert all(" " <= char <= "~" for char in agent)  # printable ASCII: no CR, LF or other controls
+    if named is None:
+        assert agent == runner.USER_AGENT
+    else:
+        assert named in agent
