@@ -99,8 +99,17 @@ _NOTIFY_TYPES = {
     EventType.CHANNEL_TEST: apprise.NotifyType.INFO,
 }
 
-# Apprise logs through one logger; nothing it says goes to Uptimy's handlers (tokens in URLs).
-logging.getLogger("apprise").propagate = False
+
+
+def _drop(record: logging.LogRecord) -> bool:
+    return False
+
+
+# Apprise logs through one logger, and its lines quote URLs with their tokens and the bodies it
+# sent and got. A filter on that logger drops every record before any handler sees it, even one
+# attached to it directly (a handler-level or propagate switch would not stop those); the
+# attempt's own sentence says what went wrong instead.
+logging.getLogger("apprise").addFilter(_drop)
 
 
 @dataclass(frozen=True)

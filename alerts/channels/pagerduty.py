@@ -160,10 +160,10 @@ def requests_for(config: PagerDutyConfig, alert: Alert) -> list[Request]:
             "links": _links(notice),
         }
         events = [(change_url(config.events_url), change)]
-    elif kind in _ACTIONS and alert.notice is not None and alert.notice.incident is not None:
+    elif kind in _ACTIONS and alert.notice is not None and (incident := alert.notice.incident) is not None:
         notice = alert.notice
         action = _ACTIONS[kind]
-        dedup_key = notice.incident.id
+        dedup_key = incident.id
         if action == "trigger":
             events = [(config.events_url, trigger_event(config, alert, notice, dedup_key))]
         else:
