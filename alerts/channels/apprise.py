@@ -100,7 +100,6 @@ _NOTIFY_TYPES = {
 }
 
 
-
 def _drop(record: logging.LogRecord) -> bool:
     return False
 

@@ -158,7 +158,9 @@ class _Collect:
         )
         return "250 Message accepted for delivery"
 
-    async def handle_RCPT(self, server: object, session: object, envelope: object, address: str, options: list[str]) -> str:
+    async def handle_RCPT(
+        self, server: object, session: object, envelope: object, address: str, options: list[str]
+    ) -> str:
         if address.startswith("bounce@"):
             return "550 No such user here"
         envelope.rcpt_tos.append(address)  # type: ignore[attr-defined]
@@ -224,7 +226,12 @@ def make_notice(
     )
 
 
-def make_alert(event_type: EventType = EventType.INCIDENT_OPENED, *, notices: tuple[Notice, ...] | None = None, event_id: str = "evt_2b7c1f") -> Alert:
+def make_alert(
+    event_type: EventType = EventType.INCIDENT_OPENED,
+    *,
+    notices: tuple[Notice, ...] | None = None,
+    event_id: str = "evt_2b7c1f",
+) -> Alert:
     if notices is None:
         notices = () if event_type is EventType.CHANNEL_TEST else (make_notice(),)
     return Alert(

@@ -113,7 +113,9 @@ def test_retry_after_as_an_http_date_is_seconds_from_now(receiver, alert):
 
 def test_an_error_answer_is_quoted_without_the_secrets_it_echoes(receiver, alert):
     config = config_for(receiver.url("/hooks/tok_live_4c9f2e8a1b"))
-    receiver.answer(Reply(status=400, body=f"bad signature for {config.secret} at /hooks/tok_live_4c9f2e8a1b".encode()))
+    receiver.answer(
+        Reply(status=400, body=f"bad signature for {config.secret} at /hooks/tok_live_4c9f2e8a1b".encode())
+    )
     attempt = send(config, alert)
     assert "bad signature for [redacted]" in attempt.error
     assert config.secret not in attempt.error
@@ -121,7 +123,9 @@ def test_an_error_answer_is_quoted_without_the_secrets_it_echoes(receiver, alert
 
 
 def test_a_redirect_is_not_followed(receiver, alert):
-    receiver.answer(Reply(status=307, headers=(("Location", "http://169.254.169.254/latest/meta-data/?token=x"),)))
+    receiver.answer(
+        Reply(status=307, headers=(("Location", "http://169.254.169.254/latest/meta-data/?token=x"),))
+    )
     attempt = send(config_for(receiver.url()), alert)
     assert not attempt.ok
     assert attempt.status_code == 307
