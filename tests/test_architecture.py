@@ -42,7 +42,9 @@ def broken_contracts(report: str) -> list[str]:
     """Return the name of each contract lint-imports reports as broken, as the constants above spell it."""
     # A contract with ignored imports reports "BROKEN (1 ignored import)".
     lines = [line for line in report.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", line)]
-    return [name for name in (FLOORS, PURE, CHANNELS, NO_TESTS) if any(line.startswith(name) for line in lines)]
+    return [
+        name for name in (FLOORS, PURE, CHANNELS, NO_TESTS) if any(line.startswith(name) for line in lines)
+    ]
 
 
 @pytest.fixture
