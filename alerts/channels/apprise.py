@@ -300,6 +300,9 @@ def send(
     if plugin is None:
         return Attempt(ok=False, duration=0.0, error="Apprise no longer accepts this URL", permanent=True)
     plugin.redirects = False
+    # The ledger retries, with backoff, within the kind's horizon: one delivery is one try here,
+    # whatever the URL's retry= and wait= say (Apprise would sleep between its own tries).
+    plugin.retry = 0
     state = _Exchange(
         deadline=started + timeout,
         allow_private=allow_private,

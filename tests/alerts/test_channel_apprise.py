@@ -151,3 +151,18 @@ def test_a_test_alert_is_delivered(receiver):
     attempt = send(json_url(receiver), make_alert(EventType.CHANNEL_TEST))
     assert attempt.ok
     assert json.loads(receiver.received[0].body)["title"] == "Test alert from Uptimy for Acme"
+
+
+def test_one_delivery_is_one_try_whatever_the_url_asks(receiver, alert):
+    receiver.default = Reply(status=500)
+    attempt = send(json_url(receiver) + "?retry=5&wait=20", alert)
+    assert not attempt.ok
+    assert len(receiver.received) == 1
+
+
+def test_every_allowed_scheme_is_an_apprise_service():
+    from apprise.manager_plugins import NotificationManager
+
+    from alerts.channels.apprise import ALLOWED_SCHEMES
+
+    assert ALLOWED_SCHEMES <= set(NotificationManager().schemas())
