@@ -8,8 +8,10 @@ every request it got, and :meth:`Receiver.wait` waits for the n-th one on an eve
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from aiosmtpd.controller import Controller
 
+import probes.connection
 from alerts.channels import (
     Alert,
     Cause,
@@ -28,6 +31,8 @@ from alerts.channels import (
     ToolInputs,
     ToolsChange,
 )
+from probes.netguard import IPAddress, parse_ip
+from tests.probes.probe_support import make_certs
 
 OCCURRED = datetime(2026, 12, 1, 10, 0, 0, tzinfo=UTC)
 
@@ -134,18 +139,66 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
+@contextmanager
+def serve(tls: ssl.SSLContext | None = None) -> Iterator[Receiver]:
+    """Run a receiver until the generator is closed; with ``tls``, it speaks HTTPS."""
     state = Receiver()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
     server.daemon_threads = True
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     state.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
-    yield state
-    state.released.set()
-    server.shutdown()
-    server.server_close()
+    try:
+        yield state
+    finally:
+        state.released.set()
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with serve() as state:
+        yield state
+
+
+@dataclass
+class Dns:
+    """Fixed answers for names (``probes.connection.resolve_name`` replaced): no DNS in tests."""
+
+    answers: dict[str, str] = field(default_factory=dict)
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> Dns:
+    table = Dns()
+
+    async def resolve(host: str, port: int, nameservers: tuple[str, ...] = ()) -> list[IPAddress]:
+        if host not in table.answers:
+            raise socket.gaierror(-2, "the name does not exist")
+        address = parse_ip(table.answers[host])
+        assert address is not None
+        return [address]
+
+    monkeypatch.setattr(probes.connection, "resolve_name", resolve)
+    return table
+
+
+@dataclass
+class TlsReceiver:
+    receiver: Receiver
+    client: ssl.SSLContext
+
+
+@pytest.fixture
+def tls_receiver(tmp_path, monkeypatch: pytest.MonkeyPatch, dns: Dns) -> Iterator[TlsReceiver]:
+    """Return an HTTPS receiver for hooks.test (a self-signed certificate) and a client context trusting it."""
+    certs = make_certs(tmp_path, host="hooks.test")
+    dns.answers["hooks.test"] = "127.0.0.1"
+    with serve(certs.server) as receiver:
+        yield TlsReceiver(receiver, certs.client)
 
 
 class _Collect:

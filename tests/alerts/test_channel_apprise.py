@@ -10,9 +10,8 @@ from urllib.parse import parse_qs
 import pytest
 import requests
 
-import probes.connection
+import alerts.channels.http
 from alerts.channels import EventType, channel_kind
-from probes.netguard import parse_ip
 from tests.alerts.channel_support import Reply, make_alert
 
 KIND = channel_kind("apprise")
@@ -55,15 +54,8 @@ def test_a_private_address_is_refused_before_anything_is_sent(receiver, alert):
     assert receiver.received == []
 
 
-def _pretend_dns(monkeypatch, answer: str) -> None:
-    async def resolve(host: str, port: int, nameservers=()):
-        return [parse_ip(answer)]
-
-    monkeypatch.setattr(probes.connection, "resolve_name", resolve)
-
-
-def test_a_slack_url_goes_through_the_address_guard(monkeypatch, alert):
-    _pretend_dns(monkeypatch, "127.0.0.1")
+def test_a_slack_url_goes_through_the_address_guard(dns, alert):
+    dns.answers["hooks.slack.com"] = "127.0.0.1"
     url = "https://hooks.slack.com/services/T1ABCDEFG/B1ABCDEFG/abcdefghijklmnopqrstuvwx"
     attempt = send(url, alert, allow_private=False)
     assert not attempt.ok
@@ -71,9 +63,9 @@ def test_a_slack_url_goes_through_the_address_guard(monkeypatch, alert):
     assert "abcdefghijklmnopqrstuvwx" not in attempt.error
 
 
-def test_a_slack_delivery_connects_to_the_checked_address(monkeypatch, alert):
+def test_a_slack_delivery_connects_to_the_checked_address(dns, alert):
     # The name resolves to 127.0.0.9 (nothing listens on its port 443): the socket goes to that address.
-    _pretend_dns(monkeypatch, "127.0.0.9")
+    dns.answers["hooks.slack.com"] = "127.0.0.9"
     url = "slack://T1ABCDEFG/B1ABCDEFG/abcdefghijklmnopqrstuvwx"
     attempt = send(url, alert, allow_private=True, timeout=3)
     assert not attempt.ok
@@ -165,4 +157,12 @@ def test_every_allowed_scheme_is_an_apprise_service():
 
     from alerts.channels.apprise import ALLOWED_SCHEMES
 
-    assert ALLOWED_SCHEMES <= set(NotificationManager().schemas())
+    assert not ALLOWED_SCHEMES - set(NotificationManager().schemas())
+
+
+def test_https_services_keep_their_name_for_sni_and_host(tls_receiver, monkeypatch, alert):
+    monkeypatch.setattr(alerts.channels.http, "default_ssl_context", lambda: tls_receiver.client)
+    receiver = tls_receiver.receiver
+    attempt = send(f"jsons://hooks.test:{receiver.port}/hook", alert)
+    assert attempt.ok, attempt.error
+    assert receiver.received[0].headers["host"] == f"hooks.test:{receiver.port}"

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import socket
 import tracemalloc
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
+import alerts.channels.http
+import probes.connection
 from alerts.channels import EventType, channel_kind, generate_secret
 from alerts.channels.webhook import WebhookConfig, rotate
 from tests.alerts.channel_support import Reply, make_alert
@@ -179,8 +183,6 @@ def test_a_10_mb_error_answer_is_not_buffered_either(receiver, alert):
 
 
 def test_a_closed_port_is_a_failed_attempt(alert):
-    import socket
-
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -205,3 +207,41 @@ def test_a_test_alert_has_no_healthcheck_data(receiver):
     payload = json.loads(receiver.received[0].body)
     assert payload["type"] == "channel.test"
     assert payload["data"] == {"organization": {"name": "Acme"}, "summary": "Test alert from Uptimy for Acme"}
+
+
+def test_a_name_that_does_not_resolve_is_a_failed_attempt(monkeypatch, alert):
+    async def resolve(host: str, port: int, nameservers=()):
+        raise socket.gaierror(-2, "the name does not exist")
+
+    monkeypatch.setattr(probes.connection, "resolve_name", resolve)
+    attempt = send(config_for("https://hooks.example.com/x"), alert, allow_private=False)
+    assert not attempt.ok
+    assert attempt.error == "DNS lookup of hooks.example.com failed: the name does not exist"
+
+
+def test_a_dns_lookup_that_never_ends_is_bounded(monkeypatch, alert):
+    async def resolve(host: str, port: int, nameservers=()):
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(probes.connection, "resolve_name", resolve)
+    attempt = send(config_for("https://hooks.example.com/x"), alert, allow_private=False, timeout=0.3)
+    assert not attempt.ok
+    assert attempt.error == "DNS lookup of hooks.example.com got no answer within 0.3 s"
+
+
+def test_https_connects_to_the_checked_address_and_verifies_the_name(tls_receiver, monkeypatch, alert):
+    monkeypatch.setattr(alerts.channels.http, "default_ssl_context", lambda: tls_receiver.client)
+    receiver = tls_receiver.receiver
+    config = config_for(f"https://hooks.test:{receiver.port}/hook")
+    attempt = send(config, alert)
+    assert attempt.ok, attempt.error
+    assert receiver.received[0].headers["host"] == f"hooks.test:{receiver.port}"
+    Webhook(config.secret).verify(receiver.received[0].body, receiver.received[0].headers)
+
+
+def test_an_untrusted_certificate_fails_the_attempt(tls_receiver, alert):
+    receiver = tls_receiver.receiver
+    attempt = send(config_for(f"https://hooks.test:{receiver.port}/hook"), alert)
+    assert not attempt.ok
+    assert attempt.error.startswith("TLS handshake failed")
+    assert receiver.received == []
