@@ -98,11 +98,10 @@ def _links(notice: Notice) -> list[dict[str, str]]:
 
 def trigger_event(config: PagerDutyConfig, alert: Alert, notice: Notice, dedup_key: str) -> dict[str, Any]:
     """Return a trigger event for one notice: summary, source, severity and the alert's facts."""
-    single = Alert(alert.event_type, alert.event_id, alert.occurred_at, alert.organization, (notice,))
-    if alert.event_type is EventType.INCIDENTS_DIGEST:
-        single = Alert(
-            EventType.INCIDENT_OPENED, alert.event_id, alert.occurred_at, alert.organization, (notice,)
-        )
+    # A digest's incidents are each triggered as the opening they stand for.
+    digest = alert.event_type is EventType.INCIDENTS_DIGEST
+    event_type = EventType.INCIDENT_OPENED if digest else alert.event_type
+    single = Alert(event_type, alert.event_id, alert.occurred_at, alert.organization, (notice,))
     cause = notice.cause
     return {
         "routing_key": config.routing_key,

@@ -79,7 +79,7 @@ def headline(alert: Alert) -> str:
         return f"Uptimy: {kind.value}"
     name = _name(notice)
     reason = _reason(notice)
-    tail = f": {reason}" if reason else ""
+    tail = f" — {reason}" if reason else ""
     if kind is EventType.INCIDENT_OPENED:
         return f"{_status(notice)}: {name}{tail}"
     if kind is EventType.INCIDENT_ESCALATED:

@@ -32,7 +32,7 @@ def test_json_delivers_title_and_body(receiver, alert):
     assert attempt.status_code == 200
     got = receiver.received[0]
     payload = json.loads(got.body)
-    assert payload["title"] == "DOWN: Docs MCP: Required tools missing: search_docs"
+    assert payload["title"] == "DOWN: Docs MCP — Required tools missing: search_docs"
     assert "Failing regions: eu-west (tools_missing), us-east (timeout)" in payload["message"]
     assert payload["type"] == "failure"
     assert got.headers["host"] == f"127.0.0.1:{receiver.port}"

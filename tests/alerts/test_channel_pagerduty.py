@@ -55,7 +55,7 @@ def test_a_trigger_carries_summary_severity_and_links(receiver, config, alert):
     send(config, alert)
     (event,) = events(receiver)
     payload = event["payload"]
-    assert payload["summary"] == "DOWN: Docs MCP: Required tools missing: search_docs"
+    assert payload["summary"] == "DOWN: Docs MCP — Required tools missing: search_docs"
     assert payload["severity"] == "critical"
     assert payload["source"] == "Docs MCP"
     assert payload["class"] == "tools_missing"

@@ -14,14 +14,14 @@ from tests.alerts.channel_support import make_alert, make_notice, tools_alert
 @pytest.mark.parametrize(
     ("event_type", "notice", "expected"),
     [
-        (EventType.INCIDENT_OPENED, make_notice(), "DOWN: Docs MCP: Required tools missing: search_docs"),
+        (EventType.INCIDENT_OPENED, make_notice(), "DOWN: Docs MCP — Required tools missing: search_docs"),
         (
             EventType.INCIDENT_OPENED,
             make_notice(status="degraded", severity="warning"),
-            "DEGRADED: Docs MCP: Required tools missing: search_docs",
+            "DEGRADED: Docs MCP — Required tools missing: search_docs",
         ),
-        (EventType.INCIDENT_ESCALATED, make_notice(), "Escalated to DOWN: Docs MCP: Required tools missing: search_docs"),
-        (EventType.INCIDENT_REMINDER, make_notice(), "Still DOWN: Docs MCP: Required tools missing: search_docs"),
+        (EventType.INCIDENT_ESCALATED, make_notice(), "Escalated to DOWN: Docs MCP — Required tools missing: search_docs"),
+        (EventType.INCIDENT_REMINDER, make_notice(), "Still DOWN: Docs MCP — Required tools missing: search_docs"),
         (EventType.INCIDENT_ACKNOWLEDGED, make_notice(acknowledged_by="ana@acme.example"), "Acknowledged by ana@acme.example: Docs MCP"),
         (EventType.INCIDENT_RESOLVED, make_notice(status="up", resolved=True), "RECOVERED: Docs MCP after 12 min"),
     ],
