@@ -21,6 +21,7 @@ from alerts.channels.base import (
     ToolInputs,
     ToolsChange,
     channel_kind,
+    channel_test_alert,
     kinds,
     unmask,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "ToolsChange",
     "apprise",
     "channel_kind",
+    "channel_test_alert",
     "email",
     "generate_secret",
     "kinds",

@@ -135,6 +135,11 @@ class Alert:
         return self.notices[0] if self.notices else None
 
 
+def channel_test_alert(*, event_id: str, organization: str, occurred_at: datetime) -> Alert:
+    """Return the alert ``POST /channels/{id}/test/`` sends: no healthcheck, only the organization."""
+    return Alert(EventType.CHANNEL_TEST, event_id, occurred_at, organization)
+
+
 class ChannelConfigError(ValueError):
     """Refuse a channel config: ``field`` names it as the API does (``config.url``)."""
 

@@ -30,6 +30,7 @@ from alerts.channels import (
     RegionFailure,
     ToolInputs,
     ToolsChange,
+    channel_test_alert,
 )
 from probes.netguard import IPAddress, parse_ip
 from tests.probes.probe_support import make_certs
@@ -285,8 +286,10 @@ def make_alert(
     notices: tuple[Notice, ...] | None = None,
     event_id: str = "evt_2b7c1f",
 ) -> Alert:
+    if event_type is EventType.CHANNEL_TEST:
+        return channel_test_alert(event_id=event_id, organization="Acme", occurred_at=OCCURRED)
     if notices is None:
-        notices = () if event_type is EventType.CHANNEL_TEST else (make_notice(),)
+        notices = (make_notice(),)
     return Alert(
         event_type=event_type,
         event_id=event_id,
