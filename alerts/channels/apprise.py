@@ -75,11 +75,13 @@ ALLOWED_SCHEMES = frozenset(
     }
 )  # fmt: skip
 
-# Parameters that make a plugin read a local file (keys, certificates, attachments).
+# Parameters that make a plugin read a local file (keys, certificates, attachments, the Block Kit
+# or card templates of Slack, Discord and Teams).
 _FILE_PARAMS = frozenset(
     {
         "keyfile", "key_file", "cert", "certfile", "cert_file", "cafile", "capath", "ca_certs",
-        "attach", "attachment", "attachments", "file", "filename", "image_path", "icon_path", "path",
+        "attach", "attachment", "attachments", "file", "filename", "file_url", "image_path", "icon_path",
+        "path", "template", "templates",
     }
 )  # fmt: skip
 _PATH_LIKE = re.compile(r"^(/|~|\\|\./|\.\./|file:|[A-Za-z]:[\\/])", re.IGNORECASE)
@@ -144,7 +146,9 @@ def _protocols(plugin: Any) -> set[str]:
 
 def _refuse_file_params(url: str) -> None:
     """Refuse parameters that name local files, and certificate checks turned off."""
-    query = urlsplit(url).query if "?" in url else ""
+    # Everything after the first "?", as Apprise reads it: even after a "#channel", which a URL
+    # parser would take for a fragment with the parameters inside it.
+    query = url.split("?", 1)[1] if "?" in url else ""
     for name, value in parse_qsl(query, keep_blank_values=True):
         bare = name.lstrip("+-:").lower()
         if bare in _FILE_PARAMS:

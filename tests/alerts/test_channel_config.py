@@ -150,6 +150,11 @@ def test_pagerduty_refusals(raw, field, words):
         ("windows://", "the scheme windows:// is not allowed"),
         ("json://example.com/?keyfile=/etc/ssl/private/key.pem", "keyfile= names a local file"),
         ("json://example.com/?attach=x", "attach= names a local file"),
+        (f"{SLACK}?template=/etc/passwd", "template= names a local file"),
+        (
+            "slack://T1ABCDEFG/B1ABCDEFG/abcdefghijklmnopqrstuvwx/#alerts?keyfile=/x",
+            "keyfile= names a local file",
+        ),
         ("json://example.com/?+X-Key=/etc/passwd", "x-key= looks like a local path"),
         ("json://example.com/?to=~/secrets", "to= looks like a local path"),
         ("json://example.com/?to=file:/etc/passwd", "looks like a local path"),
