@@ -7,6 +7,7 @@ module, and runs lint-imports with the project's own contracts against the copy.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ PACKAGES = ("probes", "monitors", "alerts", "statuspages", "uptimy")
 FLOORS = "Floors"
 PURE = "The check engine (probes) is pure"
 NO_TESTS = "Product code never imports the tests"
+CHANNELS = "Channel senders (alerts.channels) are pure"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -38,8 +40,11 @@ def lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
 
 def broken_contracts(report: str) -> list[str]:
     """Return the name of each contract lint-imports reports as broken, as the constants above spell it."""
-    lines = [line for line in report.splitlines() if line.endswith(" BROKEN")]
-    return [name for name in (FLOORS, PURE, NO_TESTS) if any(line.startswith(name) for line in lines)]
+    # A contract with ignored imports reports "BROKEN (1 ignored import)".
+    lines = [line for line in report.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", line)]
+    return [
+        name for name in (FLOORS, PURE, CHANNELS, NO_TESTS) if any(line.startswith(name) for line in lines)
+    ]
 
 
 @pytest.fixture
@@ -63,14 +68,19 @@ def test_the_tree_keeps_every_contract(tree):
 @pytest.mark.parametrize(
     ("module", "statement", "contracts"),
     [
-        ("probes/types.py", "import django.conf", [PURE]),
+        # The channel senders stand on the engine: an impure engine makes them impure too.
+        ("probes/types.py", "import django.conf", [PURE, CHANNELS]),
         # monitors brings Django with it: the engine breaks both its contracts.
-        ("probes/runner.py", "import monitors.models", [FLOORS, PURE]),
+        ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
         ("monitors/rules.py", "import uptimy.celery", [FLOORS]),
         ("monitors/selectors.py", "import alerts", [FLOORS]),
         ("alerts/__init__.py", "import statuspages", [FLOORS]),
         ("statuspages/__init__.py", "import uptimy", [FLOORS]),
         ("monitors/slots.py", "import tests.helpers", [NO_TESTS]),
+        ("alerts/channels/webhook.py", "import django.db.models", [CHANNELS]),
+        # The email kind may use Django's mail backend, not the ORM: its exception is for django.core.
+        ("alerts/channels/pagerduty.py", "import monitors.models", [CHANNELS]),
+        ("alerts/channels/render.py", "import celery", [CHANNELS]),
     ],
 )
 def test_an_upward_import_breaks_the_build(tree, module, statement, contracts):
