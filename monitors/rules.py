@@ -365,11 +365,16 @@ class Cause:
         return kinds, self.missing_tools
 
 
-def cause_of(verdict: Verdict, missing_tools: Iterable[str]) -> Cause | None:
+def cause_of(
+    verdict: Verdict, missing_tools: Iterable[str], reasons: Mapping[str, str] | None = None
+) -> Cause | None:
     """Return the cause of a DOWN or DEGRADED verdict, None for any other.
 
     The kind is the one most failing regions share (ties: the first by name), ``slow`` for a
-    check degraded by its response time alone, ``""`` when no region gave a kind.
+    check degraded by its response time alone, ``""`` when no region gave a kind. The reason is
+    the sentence of the first region (by name) failing with that kind, from ``reasons`` (region
+    slug -> its failure's sentence: "Required tools missing: search_docs"); the verdict's own
+    sentence (which regions, how many) when no such region gave one.
     """
     if verdict.status not in (Status.DOWN, Status.DEGRADED):
         return None
@@ -378,7 +383,14 @@ def cause_of(verdict: Verdict, missing_tools: Iterable[str]) -> Cause | None:
         kind = min(set(kinds), key=lambda item: (-kinds.count(item), item))
     else:
         kind = SLOW if verdict.slow_regions else ""
-    return Cause(kind, verdict.reason, dict(verdict.failed_regions), tuple(sorted(set(missing_tools))))
+    given = reasons or {}
+    sentences = [
+        given[slug]
+        for slug, failed in sorted(verdict.failed_regions.items())
+        if failed == kind and given.get(slug)
+    ]
+    reason = sentences[0] if sentences else verdict.reason
+    return Cause(kind, reason, dict(verdict.failed_regions), tuple(sorted(set(missing_tools))))
 
 
 def cause_changed(previous: Cause | None, current: Cause | None) -> bool:

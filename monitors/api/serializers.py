@@ -102,7 +102,13 @@ class CauseSerializer(serializers.Serializer[Healthcheck]):
         source="cause_kind",
         help_text="The failure kind most failing regions share; `slow` when degraded by response time alone.",
     )
-    reason = serializers.CharField(source="cause_reason")
+    reason = serializers.CharField(
+        source="cause_reason",
+        help_text=(
+            "The failure's sentence, as the first region failing with `kind` reported it "
+            '("Required tools missing: search_docs"); for `slow`, which regions and the threshold.'
+        ),
+    )
     failed_regions = serializers.DictField(
         source="cause_regions", child=serializers.CharField(), help_text="region slug -> failure kind"
     )

@@ -841,7 +841,12 @@ class _StateBook:
                 for tool in state.missing_tools
             }
         )
-        cause = cause_of(verdict, missing)
+        reasons = {
+            slug: state.reason
+            for slug in verdict.failed_regions
+            if (state := self._state_at(check.id, self.regions.ids[slug])) is not None
+        }
+        cause = cause_of(verdict, missing, reasons)
         previous = check.cause()
         if verdict.status != check.status:
             self.status_changes.append(

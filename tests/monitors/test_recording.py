@@ -720,7 +720,7 @@ def test_a_down_check_carries_its_cause(make):
 
     healthcheck.refresh_from_db()
     assert healthcheck.cause_kind == "connect"
-    assert healthcheck.cause_reason == "Down in ap-southeast, eu-west, us-east (connect)"
+    assert healthcheck.cause_reason == "Connection refused"
     assert healthcheck.cause_regions == dict.fromkeys(REGIONS, "connect")
     assert healthcheck.cause_missing_tools == []
     assert healthcheck.cause_since == NEXT + timedelta(seconds=2)
@@ -737,7 +737,8 @@ def test_a_changed_cause_while_down_is_a_cause_change(make):
     (change,) = CauseChange.objects.filter(healthcheck=healthcheck)
     assert (change.status, change.from_kind, change.to_kind) == ("down", "connect", "missing_tools")
     assert change.missing_tools == ["read_page"]
-    assert change.previous_reason == "Down in ap-southeast, eu-west, us-east (connect)"
+    assert change.previous_reason == "Connection refused"
+    assert change.reason == "Required tools missing: read_page"
     healthcheck.refresh_from_db()
     assert (healthcheck.cause_kind, healthcheck.cause_missing_tools) == ("missing_tools", ["read_page"])
     assert healthcheck.cause_since == NEXT + timedelta(seconds=2)

@@ -151,6 +151,34 @@ def test_the_cause_kind_is_the_one_most_failing_regions_share(status, failed, sl
     assert cause.kind == kind
 
 
+@pytest.mark.parametrize(
+    ("failed", "reasons", "reason"),
+    [
+        # The main kind's sentence, from the first region failing with it.
+        (
+            {"a": "timeout", "b": "missing_tools", "c": "missing_tools"},
+            {"a": "Timed out", "b": "Required tools missing: search", "c": "Required tools missing: read"},
+            "Required tools missing: search",
+        ),
+        # A region of the main kind without a sentence is passed over.
+        ({"a": "connect", "b": "connect"}, {"a": "", "b": "Connection refused"}, "Connection refused"),
+        # No sentence at all: the verdict's own.
+        ({"a": "connect"}, {}, "down because"),
+    ],
+)
+def test_the_cause_reason_is_the_main_kind_s_own_sentence(failed, reasons, reason):
+    cause = cause_of(verdict(DOWN, failed), (), reasons)
+
+    assert cause is not None
+    assert cause.reason == reason
+
+
+def test_a_cause_degraded_by_slowness_alone_says_so_in_the_verdict_s_words():
+    cause = cause_of(Verdict(DEGRADED, {}, ("a", "b"), "Slow in 2 of 3 regions (over 500 ms)"), (), {})
+
+    assert cause == Cause("slow", "Slow in 2 of 3 regions (over 500 ms)", {}, ())
+
+
 @pytest.mark.parametrize("status", [UP, PENDING, Status.PAUSED])
 def test_only_a_failing_verdict_has_a_cause(status):
     assert cause_of(verdict(status, {}), ()) is None
