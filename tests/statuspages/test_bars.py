@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -97,7 +98,7 @@ def test_ninety_bars_end_today_in_the_page_zone():
     assert bars[-1].day == date(2026, 11, 30)
     assert bars[0].day == date(2026, 9, 2)
     assert bars[-1].end == NOW
-    assert all(a.end == b.start for a, b in zip(bars, bars[1:], strict=False))
+    assert all(a.end == b.start for a, b in itertools.pairwise(bars))
 
 
 def test_a_day_of_downtime_lands_on_the_zone_s_day():
@@ -261,7 +262,7 @@ def test_merging_is_idempotent_and_disjoint(items):
     merged = merge(items)
 
     assert merge(merged) == merged
-    assert all(a.end < b.start for a, b in zip(merged, merged[1:], strict=False))
+    assert all(a.end < b.start for a, b in itertools.pairwise(merged))
     assert sum(i.seconds for i in merged) <= sum(i.seconds for i in items)
 
 

@@ -22,7 +22,9 @@ def bars_with_an_outage() -> list[DayBar]:
         data=[Interval(datetime(2026, 10, 1, tzinfo=UTC), NOW)],
         incidents=[
             IncidentSpan(
-                "Search <down> & out", datetime(2026, 11, 28, 9, tzinfo=UTC), datetime(2026, 11, 28, 10, tzinfo=UTC)
+                "Search <down> & out",
+                datetime(2026, 11, 28, 9, tzinfo=UTC),
+                datetime(2026, 11, 28, 10, tzinfo=UTC),
             )
         ],
     )
@@ -53,7 +55,10 @@ def test_each_day_s_tooltip_lists_its_downtime_maintenance_and_incidents():
     root = parse(uptime_strip_svg("Search API", bars))
     tooltips = {r.get("data-date"): r.find(f"{SVG}title").text for r in root.findall(f"{SVG}rect")}
 
-    assert tooltips["2026-11-28"] == "28 Nov 2026\nUptime 96.87 %\nDown 45 minutes\nIncident: Search <down> & out"
+    assert (
+        tooltips["2026-11-28"]
+        == "28 Nov 2026\nUptime 96.87 %\nDown 45 minutes\nIncident: Search <down> & out"
+    )
     assert tooltips["2026-11-27"] == "27 Nov 2026\nUptime 100.00 %\nNo downtime\nMaintenance 60 minutes"
     assert tooltips["2026-09-01"] == "1 Sep 2026\nNo data"
 
