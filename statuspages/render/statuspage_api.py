@@ -295,8 +295,10 @@ def unresolved_incidents_json(content: PageContent) -> dict[str, Any]:
 
 
 def scheduled_maintenances_json(content: PageContent) -> dict[str, Any]:
-    """Return ``scheduled-maintenances.json``: the last scheduled maintenances of any status, newest first."""
-    latest = _newest_first(content.maintenances)[:INCIDENTS_LIMIT]
+    """Return ``scheduled-maintenances.json``: the last scheduled maintenances of any status, latest scheduled first."""
+    latest = sorted(
+        content.maintenances, key=lambda m: (m.scheduled_for or m.created_at, m.id), reverse=True
+    )[:INCIDENTS_LIMIT]
     return {
         "page": _page(content.page),
         "scheduled_maintenances": [_incident(m, content.page) for m in latest],
