@@ -19,6 +19,8 @@ throughout, so sums over days equal the sum over the period.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -177,51 +179,84 @@ def merge(intervals: Iterable[Interval]) -> list[Interval]:
     return merged
 
 
-def _normalised(intervals: Iterable[Interval]) -> list[Interval]:
-    # Whole UTC seconds: the figures are integers, so a day's parts add up exactly.
-    return merge(Interval(_to_second(i.start), _to_second(i.end)) for i in intervals)
+# Inside, an interval is a pair of whole epoch seconds: the figures are integers, so a day's parts
+# add up exactly, and integer arithmetic keeps 50 components × 90 days well under a page's budget.
+Span = tuple[int, int]
 
 
-def subtract(intervals: Sequence[Interval], holes: Sequence[Interval]) -> list[Interval]:
-    """Return the parts of merged ``intervals`` outside merged ``holes``."""
-    result: list[Interval] = []
+def _epoch(moment: datetime) -> int:
+    return math.floor(moment.timestamp())
+
+
+def _merged_spans(intervals: Iterable[Interval]) -> list[Span]:
+    merged: list[Span] = []
+    for start, end in sorted((_epoch(i.start), _epoch(i.end)) for i in intervals):
+        if end <= start:
+            continue
+        if merged and start <= merged[-1][1]:
+            if end > merged[-1][1]:
+                merged[-1] = (merged[-1][0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _join(first: Sequence[Span], second: Sequence[Span]) -> list[Span]:
+    merged: list[Span] = []
+    for start, end in sorted([*first, *second]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _subtract(spans: Sequence[Span], holes: Sequence[Span]) -> list[Span]:
+    """Return the parts of merged ``spans`` outside merged ``holes``."""
+    result: list[Span] = []
     h = 0
-    for interval in intervals:
-        start = interval.start
-        while h < len(holes) and holes[h].end <= start:
+    for span_start, span_end in spans:
+        start = span_start
+        while h < len(holes) and holes[h][1] <= start:
             h += 1
         k = h
-        while k < len(holes) and holes[k].start < interval.end:
-            if holes[k].start > start:
-                result.append(Interval(start, holes[k].start))
-            start = max(start, holes[k].end)
+        while k < len(holes) and holes[k][0] < span_end:
+            if holes[k][0] > start:
+                result.append((start, holes[k][0]))
+            start = max(start, holes[k][1])
             k += 1
-        if start < interval.end:
-            result.append(Interval(start, interval.end))
+        if start < span_end:
+            result.append((start, span_end))
     return result
 
 
-def _seconds_within(
-    intervals: Sequence[Interval], start: datetime, end: datetime, cursor: int
-) -> tuple[int, int]:
-    """Return the seconds of merged ``intervals`` inside ``[start, end)`` and where the next day should look."""
+def _seconds_within(spans: Sequence[Span], start: int, end: int, cursor: int) -> tuple[int, int]:
+    """Return the seconds of merged ``spans`` inside ``[start, end)`` and where the next day should look."""
     total = 0
-    while cursor < len(intervals) and intervals[cursor].end <= start:
+    while cursor < len(spans) and spans[cursor][1] <= start:
         cursor += 1
     k = cursor
-    while k < len(intervals) and intervals[k].start < end:
-        overlap_start = max(intervals[k].start, start)
-        overlap_end = min(intervals[k].end, end)
-        if overlap_end > overlap_start:
-            total += int((overlap_end - overlap_start).total_seconds())
+    while k < len(spans) and spans[k][0] < end:
+        overlap = min(spans[k][1], end) - max(spans[k][0], start)
+        if overlap > 0:
+            total += overlap
         k += 1
     return total, cursor
 
 
-def _touches(span: IncidentSpan, start: datetime, end: datetime) -> bool:
-    # An incident opened and resolved within the same second still belongs to its day.
-    span_end = max(span.end or span.start, span.start + timedelta(seconds=1))
-    return span.start < end and span_end > start
+def _titles_by_day(
+    spans: Sequence[IncidentSpan], starts: Sequence[datetime], ends: Sequence[datetime]
+) -> list[list[str]]:
+    """Return, per day, the titles of the incidents open during it, in the order given."""
+    titles: list[list[str]] = [[] for _ in starts]
+    for span in spans:
+        # An incident opened and resolved within the same second still belongs to its day.
+        span_end = max(span.end or span.start, span.start + timedelta(seconds=1))
+        first = max(0, bisect.bisect_right(starts, span.start) - 1)
+        for index in range(first, bisect.bisect_left(starts, span_end)):
+            if span.start < ends[index] and span_end > starts[index]:
+                titles[index].append(span.title)
+    return titles
 
 
 def day_start(day: date, zone: ZoneInfo) -> datetime:
@@ -231,6 +266,15 @@ def day_start(day: date, zone: ZoneInfo) -> datetime:
     exist and zoneinfo reads it with the earlier offset, which lands on the day's first instant.
     """
     return datetime.combine(day, time(0), tzinfo=zone).astimezone(UTC)
+
+
+@functools.lru_cache(maxsize=64)
+def _days(today: date, days: int, time_zone: str) -> tuple[tuple[date, ...], tuple[datetime, ...]]:
+    # Every component of a page has the same days: their boundaries are worked out once.
+    zone = ZoneInfo(time_zone)
+    first = today - timedelta(days=days - 1)
+    days_list = tuple(first + timedelta(days=offset) for offset in range(days))
+    return days_list, tuple(day_start(day, zone) for day in days_list)
 
 
 def day_bars(
@@ -251,39 +295,37 @@ def day_bars(
         raise ValueError("now must be an aware datetime")
     if days < 1:
         raise ValueError(f"days must be at least 1, not {days}")
-    zone = ZoneInfo(time_zone)
     now = _to_second(now)
-    holes = _normalised(maintenance)
-    down = _normalised(downtime)
-    counted = subtract(merge([*_normalised(data), *down]), holes)
-    down = subtract(down, holes)
-    today = now.astimezone(zone).date()
+    holes = _merged_spans(maintenance)
+    down = _merged_spans(downtime)
+    counted = _subtract(_join(_merged_spans(data), down), holes)
+    down = _subtract(down, holes)
+    today = now.astimezone(ZoneInfo(time_zone)).date()
     spans = [
-        IncidentSpan(span.title, _to_second(span.start), _to_second(span.end) if span.end else now)
+        IncidentSpan(span.title, _to_second(span.start), min(_to_second(span.end), now) if span.end else now)
         for span in incidents
     ]
+    days_list, starts = _days(today, days, time_zone)
+    # Today ends now: ``today`` is now's date in the zone, so now is before tomorrow's start.
+    ends = [*starts[1:], now]
+    titles = _titles_by_day(spans, starts, ends)
     bars: list[DayBar] = []
     cursors = [0, 0, 0]
-    first = today - timedelta(days=days - 1)
-    start = day_start(first, zone)
-    for offset in range(days):
-        day = first + timedelta(days=offset)
-        end = min(day_start(day + timedelta(days=1), zone), now)
+    for index, day in enumerate(days_list):
+        start, end = _epoch(starts[index]), _epoch(ends[index])
         counted_seconds, cursors[0] = _seconds_within(counted, start, end, cursors[0])
         down_seconds, cursors[1] = _seconds_within(down, start, end, cursors[1])
         maintenance_seconds, cursors[2] = _seconds_within(holes, start, end, cursors[2])
-        titles = [span.title for span in spans if _touches(span, start, end)]
         bars.append(
             DayBar(
                 day=day,
-                start=start,
-                end=end,
+                start=starts[index],
+                end=ends[index],
                 counted_seconds=counted_seconds,
                 downtime_seconds=down_seconds,
                 maintenance_seconds=maintenance_seconds,
-                incidents=tuple(titles[:MAX_INCIDENTS_PER_DAY]),
-                more_incidents=max(0, len(titles) - MAX_INCIDENTS_PER_DAY),
+                incidents=tuple(titles[index][:MAX_INCIDENTS_PER_DAY]),
+                more_incidents=max(0, len(titles[index]) - MAX_INCIDENTS_PER_DAY),
             )
         )
-        start = end
     return bars
