@@ -67,7 +67,7 @@ class Interval:
 
     @property
     def seconds(self) -> int:
-        """Return the whole seconds the interval lasts (its bounds are cut to seconds when built)."""
+        """Return the whole seconds the interval lasts."""
         return int((self.end - self.start).total_seconds())
 
 

@@ -16,7 +16,12 @@ from typing import Any
 def json_body(payload: Any) -> bytes:
     """Return ``payload`` as compact UTF-8 JSON, the same bytes for the same content."""
     # Key order is the shapes' own (Statuspage's field order), kept as built, not sorted.
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate has no UTF-8: escaped as \ud800 the body is still JSON, never a 500.
+        return json.dumps(payload, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 def strong_etag(body: bytes) -> str:

@@ -13,6 +13,12 @@ def test_the_body_is_compact_utf8_in_the_order_built():
     assert json_body({"b": 1, "a": ["é", None, True]}) == '{"b":1,"a":["é",null,true]}'.encode()
 
 
+def test_a_lone_surrogate_is_escaped_rather_than_failing_the_answer():
+    body = json_body({"name": "a\ud800b"})
+
+    assert body == b'{"name":"a\\ud800b"}'
+
+
 def test_a_body_without_a_json_number_is_refused():
     with pytest.raises(ValueError, match="JSON compliant"):
         json_body({"ms": math.nan})
