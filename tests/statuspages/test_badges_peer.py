@@ -1,7 +1,7 @@
 """The badges against shields.io's own renderer: badge-maker (npm, a test peer) draws the same label and message.
 
 Geometry and text must agree exactly: the SVG's width, each half's rect, each text's centre and
-length, the accessible name. badge-maker 6 draws its text shadow with a blur filter our flat
+length, the accessible name; and each character's width must be the one badge-maker measures. badge-maker 6 draws its text shadow with a blur filter our flat
 badge leaves out; the shapes and sizes are what a README reader sees.
 """
 
@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+from typing import Any
 
 import pytest
 
 from statuspages.render.badges import Badge, Color, badge_svg
+from statuspages.render.widths import text_width
 from tests.conftest import PEERS_SWITCH, unavailable
 from tests.peers.peer_support import NODE22, PEERS_DIR
 from tests.statuspages.svg_support import SVG, parse
@@ -40,13 +42,23 @@ const out = JSON.parse(input).map(([label, message, color]) => makeBadge({ label
 process.stdout.write(JSON.stringify(out))
 """
 
+# badge-maker measures with anafanafo, its own dependency: the width of each character alone.
+MEASURE = """
+import { createRequire } from 'module'
+const anafanafo = createRequire(process.cwd() + '/')('anafanafo')
+let input = ''
+for await (const chunk of process.stdin) input += chunk
+process.stdout.write(JSON.stringify(JSON.parse(input).map((c) => anafanafo(c, { font: '11px Verdana' }))))
+"""
+CHARACTERS = [chr(c) for c in range(32, 127)] + ["…"]
 
-def badge_maker(cases: list[tuple[str, str, Color]]) -> list[str]:
+
+def node(script: str, payload: object) -> list[Any]:
     if not (NODE22.exists() and BADGE_MAKER.exists()):
         unavailable("badge-maker is not installed: run tests/peers/install (needs npm)", switch=PEERS_SWITCH)
     result = subprocess.run(
-        [str(NODE22), "--input-type=module", "-e", RENDER],
-        input=json.dumps([[label, message, color.value] for label, message, color in cases]),
+        [str(NODE22), "--input-type=module", "-e", script],
+        input=json.dumps(payload),
         cwd=PEERS_DIR,
         capture_output=True,
         text=True,
@@ -54,6 +66,10 @@ def badge_maker(cases: list[tuple[str, str, Color]]) -> list[str]:
         check=True,
     )
     return list(json.loads(result.stdout))
+
+
+def badge_maker(cases: list[tuple[str, str, Color]]) -> list[str]:
+    return node(RENDER, [[label, message, color.value] for label, message, color in cases])
 
 
 def geometry(svg: str) -> dict[str, object]:
@@ -86,3 +102,9 @@ def test_our_badge_matches_badge_maker(theirs, index):
     label, message, color = CASES[index]
 
     assert geometry(badge_svg(Badge(label, message, color))) == geometry(theirs[index])
+
+
+def test_each_character_is_as_wide_as_badge_maker_measures_it():
+    theirs = node(MEASURE, CHARACTERS)
+
+    assert {c: text_width(c) for c in CHARACTERS} == dict(zip(CHARACTERS, theirs, strict=True))
