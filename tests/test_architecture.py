@@ -21,6 +21,7 @@ FLOORS = "Floors"
 PURE = "The check engine (probes) is pure"
 NO_TESTS = "Product code never imports the tests"
 CHANNELS = "Channel senders (alerts.channels) are pure"
+PAGES = "Status page rules and renderers (statuspages.render) are pure"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -43,7 +44,9 @@ def broken_contracts(report: str) -> list[str]:
     # A contract with ignored imports reports "BROKEN (1 ignored import)".
     lines = [line for line in report.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", line)]
     return [
-        name for name in (FLOORS, PURE, CHANNELS, NO_TESTS) if any(line.startswith(name) for line in lines)
+        name
+        for name in (FLOORS, PURE, CHANNELS, PAGES, NO_TESTS)
+        if any(line.startswith(name) for line in lines)
     ]
 
 
@@ -68,8 +71,9 @@ def test_the_tree_keeps_every_contract(tree):
 @pytest.mark.parametrize(
     ("module", "statement", "contracts"),
     [
-        # The channel senders stand on the engine: an impure engine makes them impure too.
-        ("probes/types.py", "import django.conf", [PURE, CHANNELS]),
+        # The channel senders and the page renderers stand on the engine's types: an impure engine
+        # makes them impure too.
+        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES]),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
         ("monitors/rules.py", "import uptimy.celery", [FLOORS]),
@@ -81,6 +85,11 @@ def test_the_tree_keeps_every_contract(tree):
         # The email kind may use Django's mail backend, not the ORM: its exception is for django.core.
         ("alerts/channels/pagerduty.py", "import monitors.models", [CHANNELS]),
         ("alerts/channels/render.py", "import celery", [CHANNELS]),
+        # The page renderers take plain values: reading a model, a setting or a task breaks them.
+        ("statuspages/render/vocabulary.py", "import monitors.models", [PAGES]),
+        ("statuspages/render/badges.py", "import django.utils.html", [PAGES]),
+        ("statuspages/render/etag.py", "import uptimy.settings", [FLOORS, PAGES]),
+        ("statuspages/render/strip.py", "import celery", [PAGES]),
     ],
 )
 def test_an_upward_import_breaks_the_build(tree, module, statement, contracts):

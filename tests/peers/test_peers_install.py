@@ -18,6 +18,7 @@ def test_package_json_pins_exact_versions_and_lock_agrees():
     assert set(package["dependencies"]) == {
         "@modelcontextprotocol/conformance",
         "@modelcontextprotocol/server-everything",
+        "badge-maker",
         "node",
     }
     for name, version in package["dependencies"].items():
