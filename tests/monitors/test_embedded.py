@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -314,71 +314,77 @@ def test_the_embedded_worker_runs_a_recheck_after_its_delay(make, refused_url):
     assert healthcheck.status == "down"
 
 
-@embedded
-def test_a_full_outage_goes_up_down_up_with_no_degraded_between(make):
-    process, url = start_sdk_peer("stateful")
-    port = urlsplit(url).port
+def quick_check(make, url: str) -> Healthcheck:
+    """Create a check of ``url`` every 2 s with one recheck after 1 s, due now."""
     healthcheck = make(url, now=timezone.now(), recheck_count=1, recheck_delay_seconds=1)
     Healthcheck.objects.filter(pk=healthcheck.pk).update(interval_seconds=2)
     healthcheck.refresh_from_db()
     due_now(healthcheck)
+    return healthcheck
+
+
+def walk_statuses(healthcheck: Healthcheck, steps: Sequence[tuple[str, Callable[[], object]]]) -> None:
+    """Run the worker until the check has taken each step's status in turn, doing the step's action on each."""
+    wanted = [status for status, _ in steps]
     reached: list[str] = []
 
-    def outage_and_recovery(_: _CountingTicks) -> bool:
-        nonlocal process
+    def next_step(_: _CountingTicks) -> bool:
         healthcheck.refresh_from_db()
-        if healthcheck.status not in ("up", "down") or reached[-1:] == [healthcheck.status]:
+        if healthcheck.status not in wanted or reached[-1:] == [healthcheck.status]:
             return False
         reached.append(healthcheck.status)
-        if reached == ["up"]:
-            stop(process)  # the server goes away, for every region at once
-        elif reached == ["up", "down"]:
-            process, _ = start_sdk_peer("stateful", port=port)
-        return reached == ["up", "down", "up"]
+        if reached == wanted[: len(reached)]:
+            steps[len(reached) - 1][1]()
+        return reached == wanted
+
+    assert run_worker(next_step, seconds=120), f"reached only {reached} of {wanted}"
+
+
+def status_changes(healthcheck: Healthcheck) -> list[tuple[str, str]]:
+    return [(c.from_status, c.to_status) for c in healthcheck.status_changes.order_by("id")]
+
+
+@embedded
+def test_a_full_outage_goes_up_down_up_with_no_degraded_between(make):
+    server, url = start_sdk_peer("stateful")
+    port = urlsplit(url).port
+    healthcheck = quick_check(make, url)
+
+    def restart() -> None:
+        nonlocal server
+        server, _ = start_sdk_peer("stateful", port=port)
 
     try:
-        assert run_worker(outage_and_recovery, seconds=120), f"reached only {reached}"
+        # The server goes away, for every region at once, and comes back on the same port.
+        walk_statuses(healthcheck, [("up", lambda: stop(server)), ("down", restart), ("up", lambda: None)])
     finally:
-        stop(process)
+        stop(server)
 
-    changes = [(c.from_status, c.to_status) for c in healthcheck.status_changes.order_by("id")]
-    assert changes == [("pending", "up"), ("up", "down"), ("down", "up")]
+    assert status_changes(healthcheck) == [("pending", "up"), ("up", "down"), ("down", "up")]
 
 
 @embedded
 def test_one_region_of_three_failing_goes_up_degraded_up(make, tmp_path):
     """The official SDK server refuses one region (by the User-Agent naming it) while a file exists."""
     cut_off = tmp_path / "refused-regions"
-    process, url = start_sdk_peer("stateful", "--refuse-regions-file", str(cut_off))
-    healthcheck = make(url, now=timezone.now(), recheck_count=1, recheck_delay_seconds=1)
-    Healthcheck.objects.filter(pk=healthcheck.pk).update(interval_seconds=2)
-    healthcheck.refresh_from_db()
-    due_now(healthcheck)
-    reached: list[str] = []
-
-    def one_region_out_and_back(_: _CountingTicks) -> bool:
-        healthcheck.refresh_from_db()
-        if healthcheck.status not in ("up", "degraded") or reached[-1:] == [healthcheck.status]:
-            return False
-        reached.append(healthcheck.status)
-        if reached == ["up"]:
-            cut_off.write_text("ap-southeast")
-        elif reached == ["up", "degraded"]:
-            cut_off.unlink()
-        return reached == ["up", "degraded", "up"]
+    server, url = start_sdk_peer("stateful", "--refuse-regions-file", str(cut_off))
+    healthcheck = quick_check(make, url)
 
     try:
-        assert run_worker(one_region_out_and_back, seconds=120), f"reached only {reached}"
+        walk_statuses(
+            healthcheck,
+            [
+                ("up", lambda: cut_off.write_text("ap-southeast")),
+                ("degraded", cut_off.unlink),
+                ("up", lambda: None),
+            ],
+        )
     finally:
-        stop(process)
+        stop(server)
 
-    changes = list(healthcheck.status_changes.order_by("id"))
-    assert [(c.from_status, c.to_status) for c in changes] == [
-        ("pending", "up"),
-        ("up", "degraded"),
-        ("degraded", "up"),
-    ]
-    assert changes[1].failed_regions == {"ap-southeast": "http_status"}
+    assert status_changes(healthcheck) == [("pending", "up"), ("up", "degraded"), ("degraded", "up")]
+    change = healthcheck.status_changes.get(to_status="degraded")
+    assert change.failed_regions == {"ap-southeast": "http_status"}
 
 
 def test_a_batch_enqueued_with_a_delay_waits_for_it():
