@@ -253,6 +253,30 @@ class Fixture:
         analyze()
         return time.perf_counter() - started
 
+    def create_windows(self, *, count: int, now: datetime) -> float:
+        """Tag every healthcheck and create ``count`` daily windows (Europe/Berlin) holding that tag all day.
+
+        So every result recorded falls in a window: the recorder's worst case. Return the seconds it took.
+        """
+        from monitors.models import HealthcheckTag, MaintenanceWindow, MaintenanceWindowTag
+
+        started = time.perf_counter()
+        HealthcheckTag.objects.bulk_create(
+            [HealthcheckTag(healthcheck_id=hc_id, name="bench") for hc_id in self.healthcheck_ids], batch_size=5000
+        )
+        for index in range(count):
+            window = MaintenanceWindow.objects.create(
+                organization=self.organization,
+                name=f"bench {index}",
+                starts_at=now - timedelta(days=30, minutes=index),
+                duration=timedelta(days=1),
+                rrule="FREQ=DAILY",
+                timezone="Europe/Berlin",
+            )
+            MaintenanceWindowTag.objects.create(window=window, name="bench")
+        analyze()
+        return time.perf_counter() - started
+
     def delete(self) -> None:
         """Delete everything the run created (on a database the bench didn't create)."""
         from monitors.models import ProbeResult, ToolChange
@@ -433,6 +457,8 @@ def bench_record(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, An
         setup_s = fixture.create_checks(
             count=args.checks, interval=interval, url="https://mcp.example.com/mcp", now=now, all_due=False
         )
+        if args.windows:
+            setup_s += fixture.create_windows(count=args.windows, now=now)
         for index in range(args.rounds):
             batches = list(_record_batches(fixture, per_round, args.batch, interval * index, outcome))
             cpu0 = _cpu_seconds(children=True)
@@ -466,6 +492,7 @@ def bench_record(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, An
         "regions": args.regions,
         "batch": args.batch,
         "workers": args.workers,
+        "maintenance_windows": args.windows,
         "setup_s": round(setup_s, 2),
         "rounds": rounds,
         "steady_results_per_second": round(statistics.median(steady)),
@@ -997,6 +1024,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     record.add_argument("--rounds", type=int, default=3, help="rounds; the first creates states (3)")
     record.add_argument(
         "--workers", type=int, default=1, help="recording processes, each serving its own regions (1)"
+    )
+    record.add_argument(
+        "--windows",
+        type=int,
+        default=0,
+        help="recurring maintenance windows holding every healthcheck (by a tag) while recording (0)",
     )
     e2e = commands.add_parser("e2e", parents=[common], help="slot-to-recorded lag with the embedded worker")
     e2e.add_argument("--seconds", type=float, default=150.0, help="how long to run (150)")
