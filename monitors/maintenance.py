@@ -32,6 +32,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dateutil.rrule import DAILY, HOURLY, MONTHLY, WEEKLY, YEARLY, rrule, rrulestr
 
 MAX_RULE_LENGTH = 500
+# Far from the calendar's ends, where adding a duration or a zone's offset would overflow.
+FIRST_YEAR, LAST_YEAR = 1970, 9000
 MAX_COUNT = 1000
 MAX_INTERVAL = 1000
 MAX_PER_DAY = 24
@@ -118,7 +120,7 @@ def schedule_from(
     if starts_at.tzinfo is None or starts_at.utcoffset() is None:
         raise ScheduleError("starts_at", "Give a time zone offset, e.g. 2026-12-01T02:00:00+01:00.")
     zone = _zone(timezone)
-    starts_at = starts_at.astimezone(UTC)
+    starts_at = _in_range("starts_at", starts_at)
     text = normalized_rule(rrule)
     if ends_at is not None and duration is not None:
         raise ScheduleError("ends_at", "Give ends_at or duration, not both.")
@@ -130,9 +132,10 @@ def schedule_from(
     if ends_at is not None:
         if ends_at.tzinfo is None or ends_at.utcoffset() is None:
             raise ScheduleError("ends_at", "Give a time zone offset.")
+        ends_at = _in_range("ends_at", ends_at)
         if ends_at <= starts_at:
             raise ScheduleError("ends_at", "Must be after starts_at.")
-        duration = ends_at.astimezone(UTC) - starts_at
+        duration = ends_at - starts_at
     if duration is None:
         raise ScheduleError("duration", "Give the window's length (or ends_at for a one-off window).")
     if duration <= timedelta(0):
@@ -218,6 +221,17 @@ def windows_ended(schedule: Schedule, since: datetime, until: datetime) -> list[
         for item in occurrences(schedule, since, until + timedelta(microseconds=1))
         if since < item.end <= until
     ]
+
+
+def _in_range(field: str, moment: datetime) -> datetime:
+    """Return ``moment`` in UTC if it is within the years a window may use; raise ScheduleError."""
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:
+        moment = datetime.min.replace(tzinfo=UTC)
+    if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+        raise ScheduleError(field, f"Must be between the years {FIRST_YEAR} and {LAST_YEAR}.")
+    return moment
 
 
 # --- the rule, bounded -------------------------------------------------------------------------

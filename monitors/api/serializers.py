@@ -418,6 +418,13 @@ class UptimeSerializer(serializers.Serializer[Uptime]):
     regions = serializers.DictField(child=UptimeFiguresSerializer())
 
 
+class SecondsField(serializers.IntegerField):
+    """Write a length as whole seconds; read a stored timedelta back as seconds."""
+
+    def to_representation(self, value: Any) -> int:
+        return int(value.total_seconds()) if isinstance(value, timedelta) else int(value)
+
+
 class OccurrenceSerializer(serializers.Serializer[Occurrence]):
     start = serializers.DateTimeField()
     end = serializers.DateTimeField()
@@ -439,7 +446,7 @@ class MaintenanceWindowSerializer(serializers.ModelSerializer[MaintenanceWindow]
         help_text="A one-off window's end (or give `duration`). Answered for every window: when its last "
         "occurrence ends at the latest (null: never).",
     )
-    duration = serializers.IntegerField(
+    duration = SecondsField(
         required=False,
         allow_null=True,
         min_value=1,
@@ -458,13 +465,16 @@ class MaintenanceWindowSerializer(serializers.ModelSerializer[MaintenanceWindow]
     timezone = serializers.CharField(
         max_length=64, required=False, help_text="The IANA time zone the rule runs in (default UTC)."
     )
-    healthchecks = serializers.ListField(
+    healthchecks = RelatedNamesField(
+        attribute="public_id",
         child=serializers.UUIDField(),
         required=False,
         max_length=1000,
         help_text="Ids of the organization's healthchecks the window applies to.",
     )
-    tags = serializers.ListField(
+    tags = RelatedNamesField(
+        attribute="name",
+        source="tag_rows",
         child=serializers.CharField(max_length=64, trim_whitespace=True, allow_blank=False),
         required=False,
         max_length=20,
@@ -497,13 +507,6 @@ class MaintenanceWindowSerializer(serializers.ModelSerializer[MaintenanceWindow]
             "updated_at",
         ]
         read_only_fields = ["created_at", "updated_at"]
-
-    def to_representation(self, instance: MaintenanceWindow) -> dict[str, Any]:
-        data = super().to_representation(instance)
-        data["duration"] = int(instance.duration.total_seconds())
-        data["healthchecks"] = sorted(str(hc.public_id) for hc in instance.healthchecks.all())
-        data["tags"] = sorted(row.name for row in instance.tag_rows.all())
-        return data
 
     def _state(self, obj: MaintenanceWindow) -> tuple[Occurrence | None, Occurrence | None]:
         states: dict[int, tuple[Occurrence | None, Occurrence | None]] = self.context.get(
@@ -538,6 +541,8 @@ class MaintenanceWindowSerializer(serializers.ModelSerializer[MaintenanceWindow]
     def to_service_changes(self) -> dict[str, Any]:
         """Return the validated data under the names the services take (duration as a timedelta)."""
         data: dict[str, Any] = dict(self.validated_data)
+        if "tag_rows" in data:
+            data["tags"] = data.pop("tag_rows")
         if data.get("duration") is not None:
             data["duration"] = timedelta(seconds=data["duration"])
         for field in ("rrule", "timezone"):

@@ -262,7 +262,8 @@ class Fixture:
 
         started = time.perf_counter()
         HealthcheckTag.objects.bulk_create(
-            [HealthcheckTag(healthcheck_id=hc_id, name="bench") for hc_id in self.healthcheck_ids], batch_size=5000
+            [HealthcheckTag(healthcheck_id=hc_id, name="bench") for hc_id in self.healthcheck_ids],
+            batch_size=5000,
         )
         for index in range(count):
             window = MaintenanceWindow.objects.create(
