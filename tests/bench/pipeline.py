@@ -19,6 +19,8 @@ PostgreSQL, so on SQLite those two refuse unless ``--allow-sqlite``.
   ``--batch`` (250: a whole batch, the most the worker records at once; it records smaller groups
   when its checks end apart), regions interleaved; round 1 is the first result of every
   healthcheck (region states and tool lists are created), later rounds are the steady state.
+  ``--windows W`` adds W recurring maintenance windows that hold every healthcheck (by a tag),
+  so every result is recorded in maintenance: the recorder's worst case for that lookup.
 - ``e2e``: N MCP healthchecks at ``--interval`` in R regions against the fast loopback MCP
   server (tests/peers/servers/fast_mcp.py, started here unless ``--url``), run by the embedded
   worker (monitors.worker.embedded) for ``--seconds``; reports the lag from scheduled slot to
@@ -482,6 +484,7 @@ def bench_record(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, An
                     "cpu_ms_per_result": round(cpu * 1000 / count, 3),
                 }
             )
+        held = _results_in_maintenance(fixture)
     finally:
         if info.get("shared_database"):
             fixture.delete()
@@ -494,10 +497,19 @@ def bench_record(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, An
         "batch": args.batch,
         "workers": args.workers,
         "maintenance_windows": args.windows,
+        "results_in_maintenance": held,
         "setup_s": round(setup_s, 2),
         "rounds": rounds,
         "steady_results_per_second": round(statistics.median(steady)),
     }
+
+
+def _results_in_maintenance(fixture: Fixture) -> int:
+    from monitors.models import ProbeResult
+
+    return ProbeResult.objects.filter(
+        healthcheck__organization=fixture.organization, in_maintenance=True
+    ).count()
 
 
 def _record_round(
