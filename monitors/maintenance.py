@@ -10,9 +10,10 @@ Every lookup is bounded whatever the rule says:
 
 - the rules accepted can't be starved: MINUTELY and SECONDLY are refused, as are parts that let a
   frequent rule filter out whole months (BYMONTH, BYMONTHDAY below MONTHLY), BYSETPOS, BYYEARDAY,
-  BYWEEKNO and day ordinals that some months lack; so a rule that matches once matches again
-  within a few periods, and dateutil, which would otherwise search to the year 9999 for a rule
-  that never matches, always stops soon;
+  BYWEEKNO and day ordinals that some months lack, and a rule whose INTERVAL never reaches its
+  BY parts from the start (every 7 days from a Monday, on Tuesdays); so a rule that matches once
+  matches again within a few periods, and dateutil, which would otherwise search to the year
+  9999 for a rule that never matches, always stops soon;
 - at most ``MAX_PER_DAY`` occurrences a day, ``MAX_COUNT`` for COUNT (turned into an UNTIL once);
 - a lookup never iterates from the first occurrence: the rule is re-anchored at the start of the
   period (a whole multiple of INTERVAL) just before the look-back, which is at most
@@ -150,15 +151,19 @@ def schedule_from(
             recurrence = _compile(schedule)
         except ScheduleError:
             raise
-        except ValueError as exc:  # e.g. INTERVAL and BYHOUR that never meet from this start
-            raise ScheduleError("rrule", f"Not a valid RRULE from starts_at: {exc}") from None
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            # The parser's own message: a bad value, or INTERVAL and BYHOUR that never meet from this start.
+            raise ScheduleError("rrule", f"Not a valid RRULE: {exc}") from None
         if recurrence.first is None:
             raise ScheduleError("rrule", "The rule has no occurrence at or after starts_at (check UNTIL).")
     return schedule
 
 
 def normalized_rule(text: str) -> str:
-    """Return the rule as stored (upper case, no ``RRULE:`` prefix), checked against the bounds; raise ScheduleError."""
+    """Return the rule as stored (upper case, no ``RRULE:`` prefix), checked against the bounds; raise ScheduleError.
+
+    What depends on the start (and the parser's own checks) is checked by schedule_from.
+    """
     text = text.strip().upper()
     if text.startswith("RRULE:"):
         text = text[len("RRULE:") :].strip()
@@ -168,13 +173,7 @@ def normalized_rule(text: str) -> str:
         raise ScheduleError("rrule", f"At most {MAX_RULE_LENGTH} characters.")
     if "\n" in text or "\r" in text:
         raise ScheduleError("rrule", "One RRULE line only (no DTSTART, EXDATE or RDATE lines).")
-    parts = _parts(text)
-    _check_parts(parts)
-    # The parser's own message for what it refuses (a bad value, an empty BYxxx set).
-    try:
-        rrulestr(text, dtstart=datetime(2000, 1, 1, tzinfo=UTC))
-    except (ValueError, TypeError, KeyError, IndexError) as exc:
-        raise ScheduleError("rrule", f"Not a valid RRULE: {exc}") from None
+    _check_parts(_parts(text))
     return text
 
 
@@ -355,6 +354,60 @@ def _check_month_days(parts: dict[str, str]) -> None:
         raise ScheduleError("rrule", "No month in BYMONTH has a day in BYMONTHDAY: the rule never matches.")
 
 
+def _check_reachable(parts: dict[str, str], local: datetime) -> None:
+    """Refuse a rule whose INTERVAL, counted from the start, never reaches its BY parts.
+
+    E.g. every 7 days from a Monday is never a Tuesday. dateutil would look for the first
+    occurrence until the year 9999 (seconds of CPU for a daily rule); the periods a rule can reach
+    repeat within a week (hours, days) or a year (months), so they are counted here instead.
+    """
+    freq = parts["FREQ"]
+    interval = int(parts.get("INTERVAL", "1"))
+    weekdays = (
+        {_WEEKDAYS.index(item[-2:]) for item in parts["BYDAY"].split(",")} if "BYDAY" in parts else None
+    )
+    if freq == "DAILY" and weekdays is not None:
+        step = math.gcd(interval, 7)
+        reachable = {(local.weekday() + step * k) % 7 for k in range(7)}
+        if not reachable & weekdays:
+            raise ScheduleError(
+                "rrule", f"Every {interval} days from starts_at never falls on a day in BYDAY."
+            )
+    elif freq == "HOURLY" and (weekdays is not None or "BYHOUR" in parts):
+        hours = {int(item) for item in parts["BYHOUR"].split(",")} if "BYHOUR" in parts else set(range(24))
+        step = math.gcd(interval, 7 * 24)
+        first = local.weekday() * 24 + local.hour
+        slots = {(first + step * k) % (7 * 24) for k in range(7 * 24)}
+        if not any(slot % 24 in hours and (weekdays is None or slot // 24 in weekdays) for slot in slots):
+            raise ScheduleError(
+                "rrule", f"Every {interval} hours from starts_at never meets BYDAY and BYHOUR."
+            )
+    elif freq in ("MONTHLY", "YEARLY"):
+        if freq == "MONTHLY":
+            step = math.gcd(interval, 12)
+            reachable = {(local.month - 1 + step * k) % 12 + 1 for k in range(12)}
+        else:
+            reachable = set(range(1, 13))
+        implicit = "BYDAY" not in parts and "BYMONTHDAY" not in parts
+        if "BYMONTH" in parts:
+            months = {int(item) for item in parts["BYMONTH"].split(",")} & reachable
+        elif freq == "YEARLY" and implicit:
+            months = {local.month}
+        else:
+            months = reachable
+        if not months:
+            raise ScheduleError(
+                "rrule", f"Every {interval} months from starts_at never falls in a month in BYMONTH."
+            )
+        days = (
+            [int(item) for item in parts["BYMONTHDAY"].split(",")]
+            if "BYMONTHDAY" in parts
+            else ([local.day] if implicit else [])
+        )
+        if days and not any(abs(day) <= _DAYS_IN_MONTH[month - 1] for month in months for day in days):
+            raise ScheduleError("rrule", "No month the rule reaches from starts_at has a day in BYMONTHDAY.")
+
+
 @dataclass(frozen=True, slots=True)
 class _Recurrence:
     """A validated rule with every BY part explicit, its first and last occurrence starts (UTC)."""
@@ -418,6 +471,7 @@ def _compiled(text: str, starts_at: datetime, timezone: str, duration: timedelta
     zone = ZoneInfo(timezone)
     local = starts_at.astimezone(zone)
     parts = _parts(text)
+    _check_reachable(parts, local)
     explicit = dict(parts)
     # dateutil fills missing BY parts from DTSTART; written out, they stay when the rule is re-anchored.
     explicit["BYSECOND"] = str(local.second)

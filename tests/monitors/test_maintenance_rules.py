@@ -300,7 +300,13 @@ def test_a_lookup_decades_after_the_first_occurrence_starts_near_the_moment():
         ("FREQ=DAILY;WKST=XX", "Not a valid RRULE"),
         ("FREQ=DAILY;UNTIL=20270101", "UNTIL"),  # RFC 5545: UTC with a zoned start
         ("FREQ=DAILY;UNTIL=20200101T000000Z", "no occurrence at or after starts_at"),
-        ("FREQ=HOURLY;INTERVAL=24;BYHOUR=3", "Not a valid RRULE"),  # every 24 h from 02:00 never meets 03:00
+        # The periods the INTERVAL reaches from starts_at (Thursday 1 January 2026, 02:00) never match:
+        # refused at once, where dateutil would search until the year 9999.
+        ("FREQ=HOURLY;INTERVAL=24;BYHOUR=3", "never meets"),
+        ("FREQ=HOURLY;INTERVAL=168;BYDAY=MO", "never meets"),
+        ("FREQ=DAILY;INTERVAL=7;BYDAY=TU", "never falls on a day in BYDAY"),
+        ("FREQ=MONTHLY;INTERVAL=2;BYMONTH=2,4", "never falls in a month in BYMONTH"),
+        ("FREQ=MONTHLY;INTERVAL=12;BYMONTH=2", "never falls in a month in BYMONTH"),
         ("FREQ=DAILY\nEXDATE:20270101T000000Z", "One RRULE line"),
         ("FREQ=DAILY;" + "BYHOUR=1;" * 100, "At most 500"),
     ],
@@ -348,6 +354,22 @@ def test_a_schedule_that_cannot_be_is_refused_naming_the_field(options, field, m
 
     assert refused.value.field == field
     assert message in refused.value.message
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "FREQ=HOURLY;INTERVAL=48;BYHOUR=2",  # every other day at 02:00, from a 02:00 start
+        "FREQ=DAILY;INTERVAL=7;BYDAY=TH",
+        "FREQ=DAILY;INTERVAL=3;BYDAY=TU",  # every third day reaches each weekday in turn
+        "FREQ=MONTHLY;INTERVAL=2;BYMONTH=3,4",
+        "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29",
+    ],
+)
+def test_a_rule_whose_interval_reaches_its_by_parts_from_the_start_is_accepted(rule):
+    schedule = schedule_from(starts_at=utc(2026, 1, 1, 2), duration=HOUR, rrule=rule)
+
+    assert next_occurrence(schedule, utc(2026, 1, 1)) is not None
 
 
 def test_a_rule_is_stored_without_its_prefix_and_in_upper_case():
