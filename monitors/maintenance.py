@@ -123,19 +123,25 @@ def schedule_from(
     zone = _zone(timezone)
     starts_at = _in_range("starts_at", starts_at)
     text = normalized_rule(rrule)
-    if ends_at is not None and duration is not None:
-        raise ScheduleError("ends_at", "Give ends_at or duration, not both.")
+    if ends_at is not None:
+        if ends_at.tzinfo is None or ends_at.utcoffset() is None:
+            raise ScheduleError("ends_at", "Give a time zone offset.")
+        ends_at = _in_range("ends_at", ends_at)
     if text and ends_at is not None:
+        # A window read back and sent again carries the series' end: the same end is no change.
+        if duration is not None:
+            schedule = schedule_from(starts_at=starts_at, duration=duration, rrule=text, timezone=zone.key)
+            if series_end(schedule) == ends_at:
+                return schedule
         raise ScheduleError(
             "ends_at",
             "A recurring window takes a duration per occurrence; end the series with UNTIL or COUNT.",
         )
     if ends_at is not None:
-        if ends_at.tzinfo is None or ends_at.utcoffset() is None:
-            raise ScheduleError("ends_at", "Give a time zone offset.")
-        ends_at = _in_range("ends_at", ends_at)
         if ends_at <= starts_at:
             raise ScheduleError("ends_at", "Must be after starts_at.")
+        if duration is not None and duration != ends_at - starts_at:
+            raise ScheduleError("ends_at", "Give ends_at or duration, not both (these two disagree).")
         duration = ends_at - starts_at
     if duration is None:
         raise ScheduleError("duration", "Give the window's length (or ends_at for a one-off window).")

@@ -100,7 +100,7 @@ def test_an_unknown_tag_is_accepted(client):
             "after starts_at",
         ),
         ({"ends_at": None, "duration": None}, "duration", "Give the window's length"),
-        ({"duration": 60}, "ends_at", "not both"),
+        ({"duration": 60}, "ends_at", "disagree"),
         ({"rrule": "FREQ=MINUTELY", "ends_at": None, "duration": 60}, "rrule", "too frequent"),
         ({"rrule": "FREQ=DAILY;BYHOUR=99", "ends_at": None, "duration": 60}, "rrule", "BYHOUR"),
         (
@@ -172,6 +172,23 @@ def test_put_replaces_the_window(client, window_url, check_id):
     assert response.json()["active"] is True
     assert response.json()["healthchecks"] == []
     assert response.json()["tags"] == ["db"]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"rrule": "FREQ=DAILY;COUNT=3", "ends_at": None, "duration": 600, "timezone": "Europe/Berlin"}],
+)
+def test_a_window_read_back_and_put_again_is_unchanged(client, window_url, extra):
+    if extra:
+        client.patch(window_url, extra, format="json")
+    shown = client.get(window_url).json()
+
+    response = client.put(window_url, shown, format="json")
+
+    assert response.status_code == 200, response.json()
+    assert {key: value for key, value in response.json().items() if key != "updated_at"} == {
+        key: value for key, value in shown.items() if key != "updated_at"
+    }
 
 
 def test_delete_removes_the_window(client, window_url):

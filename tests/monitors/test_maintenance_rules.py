@@ -324,7 +324,7 @@ def test_a_rule_outside_the_bounds_is_refused_naming_why(rule, message):
     [
         ({"starts_at": utc(2026, 1, 1), "ends_at": utc(2025, 12, 31)}, "ends_at", "after starts_at"),
         ({"starts_at": utc(2026, 1, 1), "ends_at": utc(2026, 1, 1)}, "ends_at", "after starts_at"),
-        ({"starts_at": utc(2026, 1, 1), "ends_at": utc(2026, 1, 2), "duration": HOUR}, "ends_at", "not both"),
+        ({"starts_at": utc(2026, 1, 1), "ends_at": utc(2026, 1, 2), "duration": HOUR}, "ends_at", "disagree"),
         ({"starts_at": utc(2026, 1, 1)}, "duration", "Give the window's length"),
         ({"starts_at": utc(2026, 1, 1), "duration": timedelta(0)}, "duration", "positive"),
         ({"starts_at": utc(2026, 1, 1), "duration": timedelta(days=367)}, "duration", "366 days"),
@@ -370,6 +370,15 @@ def test_a_rule_whose_interval_reaches_its_by_parts_from_the_start_is_accepted(r
     schedule = schedule_from(starts_at=utc(2026, 1, 1, 2), duration=HOUR, rrule=rule)
 
     assert next_occurrence(schedule, utc(2026, 1, 1)) is not None
+
+
+def test_a_schedule_read_back_with_its_end_and_length_is_the_same_schedule():
+    # An API answer carries both ends_at and duration; sent back (a PUT), it changes nothing.
+    one_off = schedule_from(starts_at=utc(2026, 1, 1), ends_at=utc(2026, 1, 2), duration=timedelta(days=1))
+    counted = berlin_daily(rrule="FREQ=DAILY;COUNT=3")
+
+    assert one_off == schedule_from(starts_at=utc(2026, 1, 1), duration=timedelta(days=1))
+    assert berlin_daily(rrule="FREQ=DAILY;COUNT=3", ends_at=series_end(counted)) == counted
 
 
 def test_a_rule_is_stored_without_its_prefix_and_in_upper_case():
