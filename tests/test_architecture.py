@@ -44,7 +44,9 @@ def broken_contracts(report: str) -> list[str]:
     # A contract with ignored imports reports "BROKEN (1 ignored import)".
     lines = [line for line in report.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", line)]
     return [
-        name for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, NO_TESTS) if any(line.startswith(name) for line in lines)
+        name
+        for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, NO_TESTS)
+        if any(line.startswith(name) for line in lines)
     ]
 
 
