@@ -530,9 +530,12 @@ def _until(raw: str) -> datetime:
     """Return an UNTIL the parser accepted (UTC, as RFC 5545 wants it with a zoned start)."""
     for layout in ("%Y%m%dT%H%M%SZ", "%Y%m%dT%H%M%S", "%Y%m%d"):
         try:
-            return datetime.strptime(raw, layout).replace(tzinfo=UTC)
+            until = datetime.strptime(raw, layout).replace(tzinfo=UTC)
         except ValueError:
             continue
+        if until.year > LAST_YEAR:
+            raise ScheduleError("rrule", f"UNTIL must be before the year {LAST_YEAR + 1}.")
+        return until
     raise ScheduleError("rrule", f"UNTIL must be a UTC time such as 20270101T000000Z, not {raw[:20]!r}.")
 
 

@@ -300,6 +300,7 @@ def test_a_lookup_decades_after_the_first_occurrence_starts_near_the_moment():
         ("FREQ=DAILY;WKST=XX", "Not a valid RRULE"),
         ("FREQ=DAILY;UNTIL=20270101", "UNTIL"),  # RFC 5545: UTC with a zoned start
         ("FREQ=DAILY;UNTIL=20200101T000000Z", "no occurrence at or after starts_at"),
+        ("FREQ=DAILY;UNTIL=99991231T000000Z", "UNTIL must be before the year 9001"),
         # The periods the INTERVAL reaches from starts_at (Thursday 1 January 2026, 02:00) never match:
         # refused at once, where dateutil would search until the year 9999.
         ("FREQ=HOURLY;INTERVAL=24;BYHOUR=3", "never meets"),
