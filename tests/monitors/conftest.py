@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -80,7 +80,8 @@ def fast_mcp() -> Iterator[str]:
 
 @pytest.fixture
 def fuzz_client(make_client, now, monkeypatch):
-    """Return a client of an organization of its own with one MCP check (seed_id), for the fuzzers.
+    """Return a client of an organization of its own with one MCP check (seed_id) and one maintenance
+    window holding it (window_id), for the fuzzers.
 
     Its calls are not rate-limited: a fuzzer sends more than the per-key rate in a minute, and
     a 429 would hide the answer under test (the limit has tests of its own).
@@ -89,7 +90,7 @@ def fuzz_client(make_client, now, monkeypatch):
 
     monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": None})
     from monitors.models import Plan
-    from monitors.services import healthcheck_create, organization_create
+    from monitors.services import healthcheck_create, maintenance_window_create, organization_create
     from probes.checks.mcp import MCP
 
     organization = organization_create(slug="fuzz", plan=Plan.objects.get(slug="paid"))
@@ -100,8 +101,18 @@ def fuzz_client(make_client, now, monkeypatch):
         config={"uri": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer x"}},
         now=now,
     )
+    window = maintenance_window_create(
+        organization=organization,
+        name="seed",
+        starts_at=now,
+        duration=timedelta(hours=1),
+        healthchecks=[seed.public_id],
+    )
     client = make_client(organization)
     client.seed_id = str(seed.public_id)
+    client.window_id = str(window.public_id)
+    # The fuzzers aim an {id} at the object of the path's kind.
+    client.seed_for = lambda path: client.window_id if "/maintenance-windows/" in path else client.seed_id
     return client
 
 

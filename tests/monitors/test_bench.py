@@ -94,6 +94,28 @@ def test_record_reports_each_round():
     assert [entry["results"] for entry in report["rounds"]] == [30, 30]
     assert [entry["batches"] for entry in report["rounds"]] == [9, 9]  # ceil(10/4) chunks × 3 regions
     assert report["steady_results_per_second"] > 0
+    assert report["results_in_maintenance"] == 0
+
+
+def test_record_with_windows_records_every_result_in_maintenance():
+    report = report_of(
+        bench(
+            "record",
+            "--checks",
+            "5",
+            "--regions",
+            "2",
+            "--rounds",
+            "2",
+            "--windows",
+            "2",
+            "--allow-sqlite",
+            "--json",
+        )
+    )
+
+    assert report["maintenance_windows"] == 2
+    assert report["results_in_maintenance"] == 20
 
 
 def test_e2e_runs_checks_against_the_fast_server_and_reports_the_lag():
