@@ -1,0 +1,18 @@
+"""Celery tasks of the alerts app: thin, each calls one service. Task names are stable."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.utils import timezone
+
+from alerts import services
+
+
+@shared_task(name="alerts.consume_outbox", ignore_result=True, expires=10)
+def consume_outbox() -> int:
+    """Read monitors' outbox into incidents and deliveries until it is empty, then send reminders that are due."""
+    total = 0
+    while read := services.outbox_consume(now=timezone.now()):
+        total += read
+    services.incidents_remind(now=timezone.now())
+    return total
