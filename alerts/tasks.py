@@ -10,9 +10,14 @@ from alerts import services
 
 @shared_task(name="alerts.consume_outbox", ignore_result=True, expires=10)
 def consume_outbox() -> int:
-    """Read monitors' outbox into incidents and deliveries until it is empty, then send reminders that are due."""
+    """Read monitors' outbox into incidents and deliveries until it is empty (or another consumer reads it)."""
     total = 0
     while read := services.outbox_consume(now=timezone.now()):
         total += read
-    services.incidents_remind(now=timezone.now())
     return total
+
+
+@shared_task(name="alerts.send_reminders", ignore_result=True, expires=60)
+def send_reminders() -> int:
+    """Remind of unacknowledged incidents and escalate them, as their policies ask."""
+    return services.incidents_remind(now=timezone.now())

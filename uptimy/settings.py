@@ -155,6 +155,7 @@ CELERY_TASK_ROUTES = {
     "monitors.settle_verdicts": {"queue": "default"},
     "monitors.refresh_rollups": {"queue": "default"},
     "alerts.consume_outbox": {"queue": "default"},
+    "alerts.send_reminders": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -187,6 +188,7 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     # Alerts reads monitors' outbox itself; the embedded worker runs this entry too (it runs
     # every entry here), which is how monitors' worker drives alerts without importing it.
     "consume-alerts": {"task": "alerts.consume_outbox", "schedule": UPTIMY_TICK_SECONDS},
+    "send-reminders": {"task": "alerts.send_reminders", "schedule": 30.0},
 }
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization

@@ -20,7 +20,8 @@ def test_a_channels_config_is_stored_encrypted_and_reads_back(make_channel):
 
     stored = Channel.objects.values_list("config_encrypted", flat=True).get(pk=channel.pk)
 
-    assert "whsec_" not in stored and "hooks.example.com" not in stored
+    assert "whsec_" not in stored
+    assert "hooks.example.com" not in stored
     assert Channel.objects.get(pk=channel.pk).config["secret"].startswith("whsec_")
 
 
@@ -29,7 +30,7 @@ def test_a_config_under_a_key_rotated_away_says_so(make_channel, settings):
     settings.UPTIMY_SECRETS_KEY = "another key"
 
     with pytest.raises(SecretUnreadable, match="channel config"):
-        Channel.objects.get(pk=channel.pk).config
+        _ = Channel.objects.get(pk=channel.pk).config
 
 
 def test_reminders_follow_the_policy_and_stop_at_acknowledgement(check, now, org, make_channel):
@@ -54,7 +55,11 @@ def test_reminders_follow_the_policy_and_stop_at_acknowledgement(check, now, org
 def test_an_unacknowledged_incident_escalates_to_more_channels_once(check, now, org, make_channel):
     first, oncall = make_channel(), make_channel(kind=Channel.Kind.PAGERDUTY)
     alert_policy_set(
-        organization=org, healthcheck=check, channels=[first], escalation_channels=[oncall], escalation_minutes=15
+        organization=org,
+        healthcheck=check,
+        channels=[first],
+        escalation_channels=[oncall],
+        escalation_minutes=15,
     )
     status_change(check, "down", at=now)
     outbox_consume(now=now)
@@ -68,11 +73,13 @@ def test_an_unacknowledged_incident_escalates_to_more_channels_once(check, now, 
     assert kinds_delivered(first) == ["incident.opened", "incident.resolved"]
 
 
-def test_beat_consumes_the_outbox_every_tick_on_the_default_queue():
+def test_beat_consumes_the_outbox_every_tick_and_reminds_on_the_default_queue():
     entries = {entry["task"]: entry for entry in settings.CELERY_BEAT_SCHEDULE.values()}
 
     assert entries["alerts.consume_outbox"]["schedule"] == settings.UPTIMY_TICK_SECONDS
+    assert entries["alerts.send_reminders"]["schedule"] == 30.0
     assert settings.CELERY_TASK_ROUTES["alerts.consume_outbox"] == {"queue": "default"}
+    assert settings.CELERY_TASK_ROUTES["alerts.send_reminders"] == {"queue": "default"}
 
 
 def test_the_embedded_worker_runs_the_consumer_task_by_name(check, now):

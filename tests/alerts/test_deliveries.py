@@ -51,8 +51,15 @@ def test_a_resolve_is_not_claimed_before_its_open_is_delivered(opened_and_resolv
 def test_a_failing_open_holds_its_resolve_until_it_is_delivered_or_given_up(opened_and_resolved, later):
     [opened] = deliveries_claim(now=later)
     retry = later + timedelta(seconds=30)
-    delivery_attempt_record(delivery_id=opened, at=later, ok=False, duration_ms=5.0, status_code=500,
-                            error="The receiver answered 500.", retry_at=retry)
+    delivery_attempt_record(
+        delivery_id=opened,
+        at=later,
+        ok=False,
+        duration_ms=5.0,
+        status_code=500,
+        error="The receiver answered 500.",
+        retry_at=retry,
+    )
 
     assert deliveries_claim(now=later) == []
     assert deliveries_claim(now=retry) == [opened]

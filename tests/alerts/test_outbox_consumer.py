@@ -1,4 +1,4 @@
-"""Reading monitors' outbox into incidents, their timelines and deliveries (SQLite; PostgreSQL in test_outbox_pg)."""
+"""Reading monitors' outbox into incidents, their timelines and deliveries (SQLite; PostgreSQL in test_outbox_consumer_pg)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,9 @@ def test_a_change_to_down_opens_a_critical_incident_with_its_cause(check, now):
 def test_a_degraded_incident_is_escalated_in_place_by_a_later_down(check, now, make_channel):
     channel = make_channel()
     status_change(check, "degraded", at=now, regions={"eu-west": "timeout"})
-    status_change(check, "down", at=now + timedelta(minutes=1), frm="degraded", regions={"eu-west": "timeout"})
+    status_change(
+        check, "down", at=now + timedelta(minutes=1), frm="degraded", regions={"eu-west": "timeout"}
+    )
 
     consume(now)
 
@@ -107,7 +109,9 @@ def test_pending_while_down_keeps_the_incident_open(check, now):
 def test_a_cause_change_on_an_open_incident_is_an_event_and_a_notification(check, now, make_channel):
     channel = make_channel()
     status_change(check, "down", at=now, regions={"eu-west": "connect"})
-    cause_change(check, at=now + timedelta(minutes=1), frm="connect", to="missing_tools", reason="Tools missing")
+    cause_change(
+        check, at=now + timedelta(minutes=1), frm="connect", to="missing_tools", reason="Tools missing"
+    )
 
     consume(now)
 
@@ -367,7 +371,9 @@ def test_a_storm_of_recoveries_is_one_digest_too(make_check, now, make_channel):
 
     consume(now, storm_threshold=2)
 
-    assert kinds_delivered(channel) == ["incident.opened"] * 5 + ["incident.resolved"] * 2 + ["incidents.digest"]
+    assert kinds_delivered(channel) == ["incident.opened"] * 5 + ["incident.resolved"] * 2 + [
+        "incidents.digest"
+    ]
 
 
 def test_a_digest_a_sender_took_is_sealed_and_the_storm_starts_another(make_check, now, make_channel):

@@ -80,7 +80,9 @@ def test_another_organizations_incident_is_not_found(other_client, incident):
     assert Incident.objects.get().acknowledged_at is None
 
 
-def test_acknowledging_records_who_and_when_and_tells_the_channels(client, incident, make_channel, check, now):
+def test_acknowledging_records_who_and_when_and_tells_the_channels(
+    client, incident, make_channel, check, now
+):
     incident.delete()
     channel = make_channel()
     status_change(check, "down", at=now + timedelta(minutes=1))
