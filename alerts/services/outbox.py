@@ -24,8 +24,8 @@ from alerts import rules
 from alerts.models import Incident, OutboxCursor, OutboxReceipt
 from alerts.rules import Action, Decision, EventKind, NotificationKind, Severity
 from alerts.services.incidents import close_orphaned, incident_event_add, incident_resolve
-from alerts.services.notifications import Notifier
-from monitors.models import CauseChange, Healthcheck, StatusChange, ToolChange
+from alerts.services.notifications import Notifier, healthcheck_details
+from monitors.models import CauseChange, StatusChange, ToolChange
 from monitors.rules import main_kind
 from probes.types import Status
 
@@ -144,12 +144,13 @@ class _Applier:
         self.notifier = notifier
         self.rows = rows
         ids = {row.healthcheck_id for _, row in rows}
-        # Locked: acknowledging through the API changes the same rows.
+        # Locked (in id order, as every locker of several incidents): acknowledging through the
+        # API changes the same rows.
         self.open: dict[int, Incident] = {
             incident.healthcheck_id: incident
-            for incident in Incident.objects.select_for_update().filter(
-                healthcheck_id__in=ids, resolved_at__isnull=True
-            )
+            for incident in Incident.objects.select_for_update()
+            .filter(healthcheck_id__in=ids, resolved_at__isnull=True)
+            .order_by("id")
             if incident.healthcheck_id is not None
         }
 
@@ -158,32 +159,17 @@ class _Applier:
             incident = self.open.get(row.healthcheck_id)
             severity = Severity(incident.severity) if incident is not None else None
             if isinstance(row, StatusChange):
-                decision = rules.on_status(open_severity=severity, to_status=row.to_status)
+                self._status(row, rules.on_status(open_severity=severity, to_status=row.to_status), incident)
             elif isinstance(row, CauseChange):
-                decision = rules.on_cause(open_severity=severity)
+                self._cause(row, rules.on_cause(open_severity=severity), incident)
             else:
-                decision = rules.on_tools(open_severity=severity)
-            self._do(decision, row, incident)
+                self._tools(row, rules.on_tools(open_severity=severity), incident)
 
-    def _do(self, decision: Decision, row: Any, incident: Incident | None) -> None:
-        healthcheck: Healthcheck = row.healthcheck
-        action = decision.action
-        if action is Action.NOTHING:
-            return
-        if action is Action.NOTIFY_TOOLS:
-            self.notifier.notify(
-                NotificationKind.TOOLS_CHANGED,
-                organization_id=healthcheck.organization_id,
-                at=row.at,
-                details={
-                    "healthcheck": {"id": str(healthcheck.public_id), "name": healthcheck.name},
-                    **_tool_details(row),
-                },
-                healthcheck_id=healthcheck.pk,
-            )
-            return
+    def _status(self, row: StatusChange, decision: Decision, incident: Incident | None) -> None:
+        action, details = decision.action, _status_details(row)
         if action is Action.OPEN:
             assert decision.severity is not None
+            healthcheck = row.healthcheck
             incident = Incident(
                 organization_id=healthcheck.organization_id,
                 healthcheck=healthcheck,
@@ -195,68 +181,66 @@ class _Applier:
             _set_cause_from_status(incident, row)
             incident.save(force_insert=True)
             self.open[healthcheck.pk] = incident
-            incident_event_add(
-                self.notifier,
-                incident,
-                EventKind.OPENED,
-                row.at,
-                NotificationKind.OPENED,
-                _status_details(row),
-            )
-            return
-        assert incident is not None
-        if action is Action.ESCALATE:
+            self._event(incident, EventKind.OPENED, row.at, NotificationKind.OPENED, details)
+        elif action is Action.ESCALATE:
+            assert incident is not None
             incident.severity = Severity.CRITICAL.value
             _set_cause_from_status(incident, row)
             incident.save()
-            incident_event_add(
-                self.notifier,
-                incident,
-                EventKind.ESCALATED,
-                row.at,
-                NotificationKind.ESCALATED,
-                _status_details(row),
-            )
+            self._event(incident, EventKind.ESCALATED, row.at, NotificationKind.ESCALATED, details)
         elif action is Action.NOTE_STATUS:
+            assert incident is not None
             if rules.severity_of(row.to_status) is not None:
                 _set_cause_from_status(incident, row)
                 incident.save()
-            incident_event_add(
-                self.notifier, incident, EventKind.STATUS_CHANGED, row.at, None, _status_details(row)
-            )
-        elif action is Action.CHANGE_CAUSE:
-            incident.cause_kind = row.to_kind
-            incident.cause_reason = row.reason
-            incident.cause_regions = dict(row.failed_regions)
-            incident.cause_missing_tools = list(row.missing_tools)
-            incident.save()
-            details = {
-                "from_kind": row.from_kind,
-                "to_kind": row.to_kind,
-                "previous_reason": row.previous_reason,
-            }
-            incident_event_add(
-                self.notifier,
-                incident,
-                EventKind.CAUSE_CHANGED,
-                row.at,
-                NotificationKind.CAUSE_CHANGED,
-                details,
-            )
+            self._event(incident, EventKind.STATUS_CHANGED, row.at, None, details)
         elif action is Action.RESOLVE:
+            assert incident is not None
             assert decision.resolution is not None
             incident_resolve(
                 incident=incident,
                 resolution=decision.resolution,
                 at=row.at,
                 notifier=self.notifier,
-                details=_status_details(row),
+                details=details,
             )
             del self.open[row.healthcheck_id]
-        elif action is Action.NOTE_TOOLS:
-            incident_event_add(
-                self.notifier, incident, EventKind.TOOLS_CHANGED, row.at, None, _tool_details(row)
+
+    def _cause(self, row: CauseChange, decision: Decision, incident: Incident | None) -> None:
+        if decision.action is not Action.CHANGE_CAUSE:
+            return
+        assert incident is not None
+        incident.cause_kind = row.to_kind
+        incident.cause_reason = row.reason
+        incident.cause_regions = dict(row.failed_regions)
+        incident.cause_missing_tools = list(row.missing_tools)
+        incident.save()
+        details = {"from_kind": row.from_kind, "to_kind": row.to_kind, "previous_reason": row.previous_reason}
+        self._event(incident, EventKind.CAUSE_CHANGED, row.at, NotificationKind.CAUSE_CHANGED, details)
+
+    def _tools(self, row: ToolChange, decision: Decision, incident: Incident | None) -> None:
+        if decision.action is Action.NOTE_TOOLS:
+            assert incident is not None
+            self._event(incident, EventKind.TOOLS_CHANGED, row.at, None, _tool_details(row))
+        elif decision.action is Action.NOTIFY_TOOLS:
+            healthcheck = row.healthcheck
+            self.notifier.notify(
+                NotificationKind.TOOLS_CHANGED,
+                organization_id=healthcheck.organization_id,
+                at=row.at,
+                details={**healthcheck_details(healthcheck), **_tool_details(row)},
+                healthcheck_id=healthcheck.pk,
             )
+
+    def _event(
+        self,
+        incident: Incident,
+        kind: EventKind,
+        at: datetime,
+        notification: NotificationKind | None,
+        details: dict[str, Any],
+    ) -> None:
+        incident_event_add(self.notifier, incident, kind, at, notification, details)
 
 
 def _set_cause_from_status(incident: Incident, row: StatusChange) -> None:

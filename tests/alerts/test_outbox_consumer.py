@@ -360,6 +360,28 @@ def test_a_storm_sends_each_channel_one_digest_after_the_threshold(make_check, n
     assert digest.deliveries.filter(next_attempt_at=digest.collect_until).count() == 2
 
 
+def test_a_digest_carries_to_each_channel_only_what_its_policy_sends_there(
+    make_check, now, org, make_channel
+):
+    from alerts.selectors import digest_entries
+
+    everyone, narrow = make_channel(), make_channel()
+    checks = [make_check() for _ in range(4)]
+    alert_policy_set(organization=org, channels=[everyone])
+    alert_policy_set(organization=org, healthcheck=checks[3], channels=[everyone, narrow])
+    for healthcheck in checks:
+        status_change(healthcheck, "down", at=now)
+
+    consume(now, storm_threshold=1)
+
+    digest = Notification.objects.get(kind="incidents.digest")
+    assert len(digest_entries(digest=digest, channel_id=everyone.pk)) == 3
+    [only] = digest_entries(digest=digest, channel_id=narrow.pk)
+    assert only.incident is not None
+    assert only.incident.healthcheck_id == checks[3].pk
+    assert kinds_delivered(narrow) == ["incidents.digest"]
+
+
 def test_a_storm_of_recoveries_is_one_digest_too(make_check, now, make_channel):
     channel = make_channel()
     checks = [make_check() for _ in range(5)]
