@@ -96,6 +96,10 @@ class NotificationKind(StrEnum):
     DIGEST = "incidents.digest"
 
 
+# The kinds whose audience is the policy's alone, whoever heard of the incident before.
+FIRST_WORD = frozenset({NotificationKind.OPENED, NotificationKind.ESCALATED, NotificationKind.TOOLS_CHANGED})
+
+
 @dataclass(frozen=True, slots=True)
 class Decision:
     action: Action

@@ -512,7 +512,7 @@ class Migration(migrations.Migration):
             model_name="delivery",
             index=models.Index(
                 condition=models.Q(("state__in", ["pending", "sending", "failed"])),
-                fields=["next_attempt_at"],
+                fields=["next_attempt_at", "id"],
                 name="delivery_due",
             ),
         ),

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Exists, F, OuterRef, Q
 
-from alerts.models import Delivery, DeliveryAttempt
+from alerts.models import DIGEST_SEQUENCE, Delivery, DeliveryAttempt, Notification
 
 SEND_LEASE = timedelta(minutes=2)
 MAX_ERROR = 500
@@ -26,18 +26,35 @@ MAX_ERROR = 500
 
 def deliveries_claim(*, now: datetime, limit: int = 100, lease: timedelta = SEND_LEASE) -> list[int]:
     """Claim up to ``limit`` due deliveries whose turn it is on their channel; return their ids, oldest due first."""
-    earlier_unfinished = Delivery.objects.filter(
-        channel_id=OuterRef("channel_id"), id__lt=OuterRef("id"), state__in=Delivery.UNFINISHED
-    ).filter(
-        Q(incident_id=OuterRef("incident_id"))
-        | Q(notification__digest_members__incident_id=OuterRef("incident_id"))
-        | (Q(sequence="digest") & Q(sequence=OuterRef("sequence")))
+    unfinished = {"state__in": Delivery.UNFINISHED}
+    # Three EXISTS, not one with ORs: each is one probe of an index (delivery_channel_incident,
+    # or the member's incident), where the ORs made PostgreSQL scan the channel's deliveries.
+    same_incident = Delivery.objects.filter(
+        channel_id=OuterRef("channel_id"),
+        incident_id=OuterRef("incident_id"),
+        id__lt=OuterRef("id"),
+        **unfinished,
+    )
+    digest_holding_it = Notification.objects.filter(
+        incident_id=OuterRef("incident_id"),
+        digest__deliveries__channel_id=OuterRef("channel_id"),
+        digest__deliveries__id__lt=OuterRef("id"),
+        digest__deliveries__state__in=Delivery.UNFINISHED,
+    )
+    earlier_digest = Delivery.objects.filter(
+        channel_id=OuterRef("channel_id"),
+        incident__isnull=True,
+        sequence=DIGEST_SEQUENCE,
+        id__lt=OuterRef("id"),
+        **unfinished,
     )
     with transaction.atomic():
         ids = list(
             Delivery.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(state__in=Delivery.UNFINISHED, next_attempt_at__lte=now, channel__enabled=True)
-            .exclude(Exists(earlier_unfinished))
+            .exclude(Exists(same_incident))
+            .exclude(Exists(digest_holding_it))
+            .exclude(Q(sequence=DIGEST_SEQUENCE) & Exists(earlier_digest))
             .order_by("next_attempt_at", "id")
             .values_list("id", flat=True)[:limit]
         )

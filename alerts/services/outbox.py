@@ -153,6 +153,7 @@ class _Applier:
             .order_by("id")
             if incident.healthcheck_id is not None
         }
+        notifier.preload_policies(ids)
 
     def apply(self) -> None:
         for _, row in self.rows:
