@@ -48,7 +48,10 @@ class Incident(models.Model):
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolution = models.CharField(max_length=16, blank=True, default="", choices=_choices(Resolution))
     cause_kind = models.CharField(max_length=32, blank=True, default="")
+    # The failure's own sentence ("Required tools missing: search_docs"), from the result that
+    # made a region fail; the verdict's sentence ("Down in 2 of 3 regions …") is the summary.
     cause_reason = models.TextField(blank=True, default="")
+    cause_summary = models.TextField(blank=True, default="")
     cause_regions = models.JSONField(default=dict, blank=True, help_text="region slug -> failure kind")
     cause_missing_tools = models.JSONField(default=list, blank=True)
     reminders_sent = models.PositiveSmallIntegerField(default=0)

@@ -50,10 +50,11 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
         return "open" if incident.resolved_at is None else "resolved"
 
     def get_cause(self, incident: Incident) -> dict[str, object]:
-        """The failure kind, the sentence, the failing regions with their kinds, the missing tools."""
+        """The failure kind, its sentence, the verdict's summary, the failing regions with their kinds, the missing tools."""
         return {
             "kind": incident.cause_kind,
             "reason": incident.cause_reason,
+            "summary": incident.cause_summary,
             "regions": incident.cause_regions,
             "missing_tools": incident.cause_missing_tools,
         }

@@ -233,6 +233,7 @@ class Migration(migrations.Migration):
                 ),
                 ("cause_kind", models.CharField(blank=True, default="", max_length=32)),
                 ("cause_reason", models.TextField(blank=True, default="")),
+                ("cause_summary", models.TextField(blank=True, default="")),
                 (
                     "cause_regions",
                     models.JSONField(blank=True, default=dict, help_text="region slug -> failure kind"),

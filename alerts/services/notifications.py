@@ -259,6 +259,7 @@ def incident_details(incident: Incident) -> dict[str, Any]:
         "cause": {
             "kind": incident.cause_kind,
             "reason": incident.cause_reason,
+            "summary": incident.cause_summary,
             "regions": dict(incident.cause_regions),
             "missing_tools": list(incident.cause_missing_tools),
         },

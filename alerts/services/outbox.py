@@ -25,7 +25,7 @@ from alerts.models import Incident, OutboxCursor, OutboxReceipt
 from alerts.rules import Action, Decision, EventKind, NotificationKind, Severity
 from alerts.services.incidents import close_orphaned, incident_event_add, incident_resolve
 from alerts.services.notifications import Notifier, healthcheck_details
-from monitors.models import CauseChange, StatusChange, ToolChange
+from monitors.models import CauseChange, ProbeResult, StatusChange, ToolChange
 from monitors.rules import main_kind
 from probes.types import Status
 
@@ -212,7 +212,10 @@ class _Applier:
             return
         assert incident is not None
         incident.cause_kind = row.to_kind
-        incident.cause_reason = row.reason
+        incident.cause_summary = row.reason
+        incident.cause_reason = (
+            _failure_sentence(row.healthcheck_id, row.failed_regions, row.to_kind, row.at) or row.reason
+        )
         incident.cause_regions = dict(row.failed_regions)
         incident.cause_missing_tools = list(row.missing_tools)
         incident.save()
@@ -247,9 +250,34 @@ class _Applier:
 def _set_cause_from_status(incident: Incident, row: StatusChange) -> None:
     regions = dict(row.failed_regions)
     incident.cause_kind = main_kind(regions, slow=row.to_status == Status.DEGRADED and not regions)
-    incident.cause_reason = row.reason
+    incident.cause_summary = row.reason
+    incident.cause_reason = (
+        _failure_sentence(row.healthcheck_id, regions, incident.cause_kind, row.at) or row.reason
+    )
     incident.cause_regions = regions
     incident.cause_missing_tools = list(row.missing_tools)
+
+
+def _failure_sentence(healthcheck_id: int, regions: dict[str, str], kind: str, at: datetime) -> str | None:
+    """Return the sentence of the latest failed run of the cause's kind by then, in its first region by name.
+
+    The outbox rows carry the verdict's sentence; what failed says itself in the result.
+    """
+    slugs = sorted(slug for slug, region_kind in regions.items() if region_kind == kind)
+    if not slugs:
+        return None
+    return (
+        ProbeResult.objects.filter(
+            healthcheck_id=healthcheck_id,
+            region__slug=slugs[0],
+            status=Status.DOWN,
+            kind=kind,
+            recorded_at__lte=at,
+        )
+        .order_by("-slot", "-attempt")
+        .values_list("reason", flat=True)
+        .first()
+    )
 
 
 def _status_details(row: StatusChange) -> dict[str, Any]:

@@ -41,7 +41,8 @@ def test_an_incident_reads_with_its_cause_and_timeline(client, incident, check):
     assert (body["state"], body["severity"], body["resolution"]) == ("open", "critical", "")
     assert body["cause"] == {
         "kind": "connect",
-        "reason": "Connection refused",
+        "reason": "Connection refused",  # no result to take the failure's own sentence from
+        "summary": "Connection refused",
         "regions": {"eu-west": "connect"},
         "missing_tools": [],
     }

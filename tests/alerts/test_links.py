@@ -59,8 +59,8 @@ def test_posting_the_link_acknowledges_without_a_login(incident):
 @pytest.mark.parametrize(
     "tamper",
     [
-        lambda token: token[:-1] + ("A" if token[-1] != "A" else "B"),  # the signature
-        lambda token: "0" + token[1:],  # the incident id
+        lambda token: token[:-1] + ("B" if token[-1] == "A" else "A"),  # the signature
+        lambda token: ("1" if token[0] == "0" else "0") + token[1:],  # the incident id
         lambda token: token.split(":")[0],  # no signature at all
     ],
 )
