@@ -13,11 +13,43 @@ class IncidentEventSerializer(serializers.ModelSerializer[IncidentEvent]):
         fields = ["kind", "at", "details"]
 
 
+class IncidentHealthcheckSerializer(serializers.Serializer[Incident]):
+    """The healthcheck's id and name (kept after it is deleted), and whether it was deleted."""
+
+    id = serializers.UUIDField(source="healthcheck_public_id")
+    name = serializers.CharField(source="healthcheck_name")
+    deleted = serializers.SerializerMethodField()
+
+    def get_deleted(self, incident: Incident) -> bool:
+        return incident.healthcheck_id is None
+
+
+class IncidentCauseSerializer(serializers.Serializer[Incident]):
+    """Why the check fails: the failure kind, its sentence, the verdict's summary, the regions, the missing tools."""
+
+    kind = serializers.CharField(
+        source="cause_kind", help_text="The failure kind most failing regions share."
+    )
+    reason = serializers.CharField(
+        source="cause_reason",
+        help_text='The failure\'s sentence, e.g. "Required tools missing: search_docs".',
+    )
+    summary = serializers.CharField(
+        source="cause_summary", help_text="The verdict's sentence over the regions."
+    )
+    regions = serializers.DictField(
+        source="cause_regions",
+        child=serializers.CharField(),
+        help_text="Failing region slug -> failure kind.",
+    )
+    missing_tools = serializers.ListField(source="cause_missing_tools", child=serializers.CharField())
+
+
 class IncidentSerializer(serializers.ModelSerializer[Incident]):
     id = serializers.UUIDField(source="public_id", read_only=True)
-    healthcheck = serializers.SerializerMethodField()
+    healthcheck = IncidentHealthcheckSerializer(source="*", read_only=True)
     state = serializers.SerializerMethodField()
-    cause = serializers.SerializerMethodField()
+    cause = IncidentCauseSerializer(source="*", read_only=True)
     events = IncidentEventSerializer(many=True, read_only=True)
 
     class Meta:
@@ -37,24 +69,6 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
         ]
         read_only_fields = fields
 
-    def get_healthcheck(self, incident: Incident) -> dict[str, str | bool]:
-        """The healthcheck's id and name (kept after it is deleted), and whether it still exists."""
-        return {
-            "id": str(incident.healthcheck_public_id),
-            "name": incident.healthcheck_name,
-            "deleted": incident.healthcheck_id is None,
-        }
-
     def get_state(self, incident: Incident) -> str:
         """open or resolved."""
         return "open" if incident.resolved_at is None else "resolved"
-
-    def get_cause(self, incident: Incident) -> dict[str, object]:
-        """The failure kind, its sentence, the verdict's summary, the failing regions with their kinds, the missing tools."""
-        return {
-            "kind": incident.cause_kind,
-            "reason": incident.cause_reason,
-            "summary": incident.cause_summary,
-            "regions": incident.cause_regions,
-            "missing_tools": incident.cause_missing_tools,
-        }

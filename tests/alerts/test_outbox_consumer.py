@@ -360,6 +360,17 @@ def test_a_storm_sends_each_channel_one_digest_after_the_threshold(make_check, n
     assert digest.deliveries.filter(next_attempt_at=digest.collect_until).count() == 2
 
 
+def test_the_storm_threshold_is_a_setting(make_check, now, make_channel, settings):
+    channel = make_channel()
+    settings.UPTIMY_ALERT_STORM_THRESHOLD = 1
+    for healthcheck in (make_check(), make_check(), make_check()):
+        status_change(healthcheck, "down", at=now)
+
+    consume(now)
+
+    assert kinds_delivered(channel) == ["incident.opened", "incidents.digest"]
+
+
 def test_a_digest_carries_to_each_channel_only_what_its_policy_sends_there(
     make_check, now, org, make_channel
 ):
