@@ -76,8 +76,8 @@ def outbox_consume(*, now: datetime, limit: int = BATCH_SIZE, storm_threshold: i
         OutboxReceipt.objects.bulk_create(
             [OutboxReceipt(source=source.name, source_id=row.pk) for source, row in rows]
         )
-        for cursor in cursors.values():
-            _advance(cursor, now)
+        for source in SOURCES:
+            _advance(cursors[source.name], source, now)
         close_orphaned(notifier=notifier, now=now)
     return len(rows)
 
@@ -113,8 +113,12 @@ def _next_rows(cursors: dict[str, OutboxCursor], limit: int) -> list[tuple[Sourc
     return fetched
 
 
-def _advance(cursor: OutboxCursor, now: datetime) -> None:
-    """Move the cursor over its contiguous receipts, and over a gap missing for GAP_GRACE; drop the receipts passed."""
+def _advance(cursor: OutboxCursor, source: Source, now: datetime) -> None:
+    """Move the cursor over its contiguous receipts, and over a gap missing for GAP_GRACE; drop the receipts passed.
+
+    A gap is passed only while its ids are still absent from the table: a row that is there but
+    unread (a batch's cut left it for the next) is never passed, however long it waits.
+    """
     position = cursor.position
     read = OutboxReceipt.objects.filter(source=cursor.source, source_id__gt=position).order_by("source_id")
     gap_at, gap_since = cursor.gap_at, cursor.gap_since
@@ -122,7 +126,12 @@ def _advance(cursor: OutboxCursor, now: datetime) -> None:
         if source_id == position + 1:
             position = source_id
             continue
-        if gap_at == position + 1 and gap_since is not None and now - gap_since >= GAP_GRACE:
+        if (
+            gap_at == position + 1
+            and gap_since is not None
+            and now - gap_since >= GAP_GRACE
+            and not source.model._default_manager.filter(id__gt=position, id__lt=source_id).exists()
+        ):
             position = source_id  # given up on: rolled back, or its healthcheck deleted it
             gap_at = gap_since = None
             continue

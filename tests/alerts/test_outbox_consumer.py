@@ -215,7 +215,7 @@ def test_a_consumer_killed_before_its_commit_loses_and_doubles_nothing(check, no
     status_change(check, "down", at=now)
     status_change(check, "up", at=now + timedelta(minutes=1), frm="down")
 
-    def killed(cursor, now):
+    def killed(cursor, source, now):
         raise SystemExit("killed")  # as a worker dying mid-transaction: nothing after this runs
 
     monkeypatch.setattr(outbox_module, "_advance", killed)
@@ -272,6 +272,28 @@ def test_the_cursor_passes_a_gap_missing_for_longer_than_the_grace(make_check, n
     assert OutboxCursor.objects.get(source="status_change").position == 2003
     assert not OutboxReceipt.objects.exists()
     assert Incident.objects.count() == 2
+
+
+def test_the_cursor_never_passes_a_row_that_is_there_but_unread(make_check, now):
+    first, waiting, third = make_check(), make_check(), make_check()
+    status_change(first, "down", at=now, id=3001)
+    status_change(waiting, "down", at=now + timedelta(minutes=30), id=3002)  # later than every cut
+    status_change(third, "down", at=now, id=3003)
+    OutboxCursor.objects.update_or_create(source="status_change", defaults={"position": 3000})
+    for second in range(1, 7):
+        cause_change(first, at=now + timedelta(seconds=second), frm="connect", to="timeout", reason="x")
+
+    # Batches of two per table, each cut at the cause changes' last: 3002 waits three batches,
+    # over a gap older than the grace, while 3003 above it is read.
+    for moment in (now, now + GAP_GRACE, now + GAP_GRACE * 3):
+        outbox_consume(now=moment, limit=2)
+        assert not Incident.objects.filter(healthcheck=waiting).exists()
+    assert OutboxCursor.objects.get(source="status_change").position == 3001
+
+    outbox_consume(now=now + GAP_GRACE * 4, limit=2)
+
+    assert Incident.objects.filter(healthcheck=waiting).exists()
+    assert OutboxCursor.objects.get(source="status_change").position == 3003
 
 
 def test_history_from_before_alerts_is_not_replayed(check, now):
