@@ -25,7 +25,7 @@ from alerts.models import Incident, OutboxCursor, OutboxReceipt
 from alerts.rules import Action, Decision, EventKind, NotificationKind, Severity
 from alerts.services.incidents import close_orphaned, incident_event_add, incident_resolve
 from alerts.services.notifications import Notifier, healthcheck_details
-from monitors.models import CauseChange, ProbeResult, StatusChange, ToolChange
+from monitors.models import CauseChange, RegionState, StatusChange, ToolChange
 from monitors.rules import main_kind
 from probes.types import Status
 
@@ -163,6 +163,8 @@ class _Applier:
             if incident.healthcheck_id is not None
         }
         notifier.preload_policies(ids)
+        self.ids = ids
+        self._sentences: dict[tuple[int, str], tuple[str, str]] | None = None
 
     def apply(self) -> None:
         for _, row in self.rows:
@@ -188,20 +190,20 @@ class _Applier:
                 severity=decision.severity.value,
                 opened_at=row.at,
             )
-            _set_cause_from_status(incident, row)
+            self._set_cause(incident, row)
             incident.save(force_insert=True)
             self.open[healthcheck.pk] = incident
             self._event(incident, EventKind.OPENED, row.at, NotificationKind.OPENED, details)
         elif action is Action.ESCALATE:
             assert incident is not None
             incident.severity = Severity.CRITICAL.value
-            _set_cause_from_status(incident, row)
+            self._set_cause(incident, row)
             incident.save()
             self._event(incident, EventKind.ESCALATED, row.at, NotificationKind.ESCALATED, details)
         elif action is Action.NOTE_STATUS:
             assert incident is not None
             if rules.severity_of(row.to_status) is not None:
-                _set_cause_from_status(incident, row)
+                self._set_cause(incident, row)
                 incident.save()
             self._event(incident, EventKind.STATUS_CHANGED, row.at, None, details)
         elif action is Action.RESOLVE:
@@ -223,7 +225,7 @@ class _Applier:
         incident.cause_kind = row.to_kind
         incident.cause_summary = row.reason
         incident.cause_reason = (
-            _failure_sentence(row.healthcheck_id, row.failed_regions, row.to_kind, row.at) or row.reason
+            self._sentence(row.healthcheck_id, row.failed_regions, row.to_kind) or row.reason
         )
         incident.cause_regions = dict(row.failed_regions)
         incident.cause_missing_tools = list(row.missing_tools)
@@ -245,6 +247,34 @@ class _Applier:
                 healthcheck_id=healthcheck.pk,
             )
 
+    def _set_cause(self, incident: Incident, row: StatusChange) -> None:
+        regions = dict(row.failed_regions)
+        incident.cause_kind = main_kind(regions, slow=row.to_status == Status.DEGRADED and not regions)
+        incident.cause_summary = row.reason
+        incident.cause_reason = self._sentence(row.healthcheck_id, regions, incident.cause_kind) or row.reason
+        incident.cause_regions = regions
+        incident.cause_missing_tools = list(row.missing_tools)
+
+    def _sentence(self, healthcheck_id: int, regions: dict[str, str], kind: str) -> str | None:
+        """Return the failure's own sentence, from the first region (by name) failing with the cause's kind.
+
+        The outbox rows carry the verdict's sentence; what failed says itself in the region's
+        state (its latest decided run). Read once per batch, for every healthcheck in it; a region
+        whose state moved on to another kind since gives nothing, and the summary stands in.
+        """
+        if self._sentences is None:
+            self._sentences = {
+                (hc_id, slug): (state_kind, reason)
+                for hc_id, slug, state_kind, reason in RegionState.objects.filter(
+                    healthcheck_id__in=self.ids, status=Status.DOWN
+                ).values_list("healthcheck_id", "region__slug", "kind", "reason")
+            }
+        for slug in sorted(slug for slug, region_kind in regions.items() if region_kind == kind):
+            state = self._sentences.get((healthcheck_id, slug))
+            if state is not None and state[0] == kind and state[1]:
+                return state[1]
+        return None
+
     def _event(
         self,
         incident: Incident,
@@ -254,39 +284,6 @@ class _Applier:
         details: dict[str, Any],
     ) -> None:
         incident_event_add(self.notifier, incident, kind, at, notification, details)
-
-
-def _set_cause_from_status(incident: Incident, row: StatusChange) -> None:
-    regions = dict(row.failed_regions)
-    incident.cause_kind = main_kind(regions, slow=row.to_status == Status.DEGRADED and not regions)
-    incident.cause_summary = row.reason
-    incident.cause_reason = (
-        _failure_sentence(row.healthcheck_id, regions, incident.cause_kind, row.at) or row.reason
-    )
-    incident.cause_regions = regions
-    incident.cause_missing_tools = list(row.missing_tools)
-
-
-def _failure_sentence(healthcheck_id: int, regions: dict[str, str], kind: str, at: datetime) -> str | None:
-    """Return the sentence of the latest failed run of the cause's kind by then, in its first region by name.
-
-    The outbox rows carry the verdict's sentence; what failed says itself in the result.
-    """
-    slugs = sorted(slug for slug, region_kind in regions.items() if region_kind == kind)
-    if not slugs:
-        return None
-    return (
-        ProbeResult.objects.filter(
-            healthcheck_id=healthcheck_id,
-            region__slug=slugs[0],
-            status=Status.DOWN,
-            kind=kind,
-            recorded_at__lte=at,
-        )
-        .order_by("-slot", "-attempt")
-        .values_list("reason", flat=True)
-        .first()
-    )
 
 
 def _status_details(row: StatusChange) -> dict[str, Any]:
