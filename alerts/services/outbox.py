@@ -222,11 +222,10 @@ class _Applier:
         if decision.action is not Action.CHANGE_CAUSE:
             return
         assert incident is not None
+        # A cause change carries the failure's own sentence (monitors.rules.cause_of); the summary
+        # stays the last status change's: what the verdict last said over the regions.
         incident.cause_kind = row.to_kind
-        incident.cause_summary = row.reason
-        incident.cause_reason = (
-            self._sentence(row.healthcheck_id, row.failed_regions, row.to_kind) or row.reason
-        )
+        incident.cause_reason = row.reason
         incident.cause_regions = dict(row.failed_regions)
         incident.cause_missing_tools = list(row.missing_tools)
         incident.save()
