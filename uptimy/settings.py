@@ -154,6 +154,8 @@ CELERY_TASK_ROUTES = {
     "monitors.dispatch_due": {"queue": "default"},
     "monitors.settle_verdicts": {"queue": "default"},
     "monitors.refresh_rollups": {"queue": "default"},
+    "alerts.consume_outbox": {"queue": "default"},
+    "alerts.send_reminders": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -183,7 +185,19 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "settle-verdicts": {"task": "monitors.settle_verdicts", "schedule": UPTIMY_TICK_SECONDS},
     "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
     "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},
+    # Alerts reads monitors' outbox itself; the embedded worker runs this entry too (it runs
+    # every entry here), which is how monitors' worker drives alerts without importing it.
+    "consume-alerts": {"task": "alerts.consume_outbox", "schedule": UPTIMY_TICK_SECONDS},
+    "send-reminders": {"task": "alerts.send_reminders", "schedule": 30.0},
 }
+
+# Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
+# within a minute go to each channel as one digest.
+UPTIMY_ALERT_STORM_THRESHOLD: int = env.int("UPTIMY_ALERT_STORM_THRESHOLD", default=20)
+# How long the acknowledge link in an alert works.
+UPTIMY_ACK_LINK_HOURS: int = env.int("UPTIMY_ACK_LINK_HOURS", default=72)
+# Where this server is reached, for the links in alerts.
+UPTIMY_PUBLIC_URL: str = env.str("UPTIMY_PUBLIC_URL", default="http://127.0.0.1:8000")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -11,4 +11,6 @@ urlpatterns = [
     path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("monitors.api.urls")),
+    path("api/v1/", include("alerts.api.urls")),
+    path("alerts/", include("alerts.urls")),
 ]

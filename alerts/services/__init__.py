@@ -1,0 +1,20 @@
+"""Every write of the alerts app; keyword-only functions named <entity>_<action>.
+
+Callers import from here (``alerts.services.outbox_consume``).
+"""
+
+from alerts.services.channels import alert_policy_set, channel_create
+from alerts.services.deliveries import deliveries_claim, delivery_attempt_record
+from alerts.services.incidents import IncidentResolved, incident_acknowledge, incidents_remind
+from alerts.services.outbox import outbox_consume
+
+__all__ = [
+    "IncidentResolved",
+    "alert_policy_set",
+    "channel_create",
+    "deliveries_claim",
+    "delivery_attempt_record",
+    "incident_acknowledge",
+    "incidents_remind",
+    "outbox_consume",
+]

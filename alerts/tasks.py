@@ -1,0 +1,23 @@
+"""Celery tasks of the alerts app: thin, each calls one service. Task names are stable."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.utils import timezone
+
+from alerts import services
+
+
+@shared_task(name="alerts.consume_outbox", ignore_result=True, expires=10)
+def consume_outbox() -> int:
+    """Read monitors' outbox into incidents and deliveries until it is empty (or another consumer reads it)."""
+    total = 0
+    while read := services.outbox_consume(now=timezone.now()):
+        total += read
+    return total
+
+
+@shared_task(name="alerts.send_reminders", ignore_result=True, expires=60)
+def send_reminders() -> int:
+    """Remind of unacknowledged incidents and escalate them, as their policies ask."""
+    return services.incidents_remind(now=timezone.now())
