@@ -190,3 +190,29 @@ def audience(
 def is_storm(*, count_in_window: int, threshold: int) -> bool:
     """Return whether ``count_in_window`` incidents opening (resolving) within a minute is a storm."""
     return count_in_window > threshold
+
+
+# --- Retrying a delivery ---------------------------------------------------------------------
+
+RETRY_FIRST = timedelta(seconds=30)
+RETRY_LONGEST = timedelta(hours=1)
+# A receiver's Retry-After is honoured up to this; beyond it, the usual schedule applies.
+RETRY_AFTER_LONGEST = timedelta(days=1)
+
+
+def retry_delay(attempts: int, *, retry_after: float | None, jitter: float) -> timedelta:
+    """Return how long to wait after the ``attempts``-th failed attempt of a delivery.
+
+    Doubling from 30 s to at most an hour, each delay drawn in its upper half by ``jitter``
+    (0 to 1), so the deliveries a dead receiver failed together do not all come back at once.
+    A receiver's Retry-After (seconds) is a floor, up to a day.
+    """
+    if attempts < 1:
+        raise ValueError(f"attempts count from 1, not {attempts}")
+    if not 0 <= jitter <= 1:
+        raise ValueError(f"jitter must be within 0 and 1, not {jitter}")
+    base = min(RETRY_FIRST * (1 << min(attempts - 1, 20)), RETRY_LONGEST)
+    delay = base * (0.5 + jitter / 2)
+    if retry_after is not None and retry_after > 0:
+        delay = max(delay, min(timedelta(seconds=retry_after), RETRY_AFTER_LONGEST))
+    return delay

@@ -156,6 +156,7 @@ CELERY_TASK_ROUTES = {
     "monitors.refresh_rollups": {"queue": "default"},
     "alerts.consume_outbox": {"queue": "default"},
     "alerts.send_reminders": {"queue": "default"},
+    "alerts.send_deliveries": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -189,6 +190,8 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     # every entry here), which is how monitors' worker drives alerts without importing it.
     "consume-alerts": {"task": "alerts.consume_outbox", "schedule": UPTIMY_TICK_SECONDS},
     "send-reminders": {"task": "alerts.send_reminders", "schedule": 30.0},
+    # Every delivery due (new ones, and retries whose delay is up) goes out on the next round.
+    "send-deliveries": {"task": "alerts.send_deliveries", "schedule": UPTIMY_TICK_SECONDS},
 }
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
@@ -196,6 +199,8 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
 UPTIMY_ALERT_STORM_THRESHOLD: int = env.int("UPTIMY_ALERT_STORM_THRESHOLD", default=20)
 # How long the acknowledge link in an alert works.
 UPTIMY_ACK_LINK_HOURS: int = env.int("UPTIMY_ACK_LINK_HOURS", default=72)
+# How long one delivery attempt may take (DNS, connect, send, the receiver's answer).
+UPTIMY_ALERT_SEND_TIMEOUT: float = env.float("UPTIMY_ALERT_SEND_TIMEOUT", default=10.0)
 # Where this server is reached, for the links in alerts.
 UPTIMY_PUBLIC_URL: str = env.str("UPTIMY_PUBLIC_URL", default="http://127.0.0.1:8000")
 

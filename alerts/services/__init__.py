@@ -7,12 +7,15 @@ from alerts.services.channels import alert_policy_set, channel_create
 from alerts.services.deliveries import deliveries_claim, delivery_attempt_record
 from alerts.services.incidents import IncidentResolved, incident_acknowledge, incidents_remind
 from alerts.services.outbox import outbox_consume
+from alerts.services.sending import channel_disable, deliveries_send
 
 __all__ = [
     "IncidentResolved",
     "alert_policy_set",
     "channel_create",
+    "channel_disable",
     "deliveries_claim",
+    "deliveries_send",
     "delivery_attempt_record",
     "incident_acknowledge",
     "incidents_remind",

@@ -42,7 +42,7 @@ DISPATCH_TASK = "monitors.dispatch_due"
 
 # Threads for the periodic jobs other than the tick (rollups, pruning, the settle pass), so a
 # slow one never delays the tick or the start of a due batch.
-HOUSEKEEPING_THREADS = 2
+HOUSEKEEPING_THREADS = 3
 
 
 @dataclass
