@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.core import NotSet
 
+from alerts.models import Channel
 from monitors.models import Healthcheck
 from tests.monitors.test_api_schema_fuzz import OPERATIONS
 
@@ -95,7 +96,7 @@ def _query(query: dict | None) -> str:
 def _parses_body(method: str, path: str, aimed_at_seed: bool) -> bool:
     """Return whether the operation reads its body (after finding its object, for updates)."""
     if method == "POST":
-        return path in ("/api/v1/healthchecks/", "/api/v1/maintenance-windows/")
+        return path in ("/api/v1/healthchecks/", "/api/v1/maintenance-windows/", "/api/v1/channels/")
     return method in ("PUT", "PATCH") and aimed_at_seed
 
 
@@ -130,6 +131,7 @@ def test_no_hostile_body_gets_a_5xx(fuzz_client, operation):
     send()
     # Nothing poisoned was stored: every create and update was refused (DELETE may remove the seed).
     assert set(Healthcheck.objects.values_list("name", flat=True)) <= {"seed"}
+    assert set(Channel.objects.values_list("name", flat=True)) <= {"seed"}
 
 
 @pytest.mark.parametrize(
