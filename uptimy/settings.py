@@ -199,6 +199,13 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
 UPTIMY_ALERT_STORM_THRESHOLD: int = env.int("UPTIMY_ALERT_STORM_THRESHOLD", default=20)
 # How long the acknowledge link in an alert works.
 UPTIMY_ACK_LINK_HOURS: int = env.int("UPTIMY_ACK_LINK_HOURS", default=72)
+# Mail (alert emails, channel-disabled notices): EMAIL_URL as django-environ reads it, e.g.
+# smtp+tls://user:password@mail.example.com:587. The embedded default prints mails to the
+# console instead, so `make run` shows them without a mail server; a server sets EMAIL_URL.
+_EMAIL = env.email_url("EMAIL_URL", default="consolemail://" if EMBEDDED else "smtp://localhost:25")
+vars().update({name: value for name, value in _EMAIL.items() if value is not None})
+DEFAULT_FROM_EMAIL: str = env.str("UPTIMY_FROM_EMAIL", default="Uptimy <alerts@uptimy.example>")
+SERVER_EMAIL: str = DEFAULT_FROM_EMAIL
 # How long one delivery attempt may take (DNS, connect, send, the receiver's answer).
 UPTIMY_ALERT_SEND_TIMEOUT: float = env.float("UPTIMY_ALERT_SEND_TIMEOUT", default=10.0)
 # Where this server is reached, for the links in alerts.
