@@ -210,7 +210,9 @@ SERVER_EMAIL: str = DEFAULT_FROM_EMAIL
 UPTIMY_ALERT_SEND_TIMEOUT: float = env.float("UPTIMY_ALERT_SEND_TIMEOUT", default=10.0)
 # Where this server is reached, for the links in alerts.
 # Without it, the address `make run` serves (its PORT), so the links work for a local try.
-UPTIMY_PUBLIC_URL: str = env.str("UPTIMY_PUBLIC_URL", default=f"http://127.0.0.1:{env.int('PORT', default=8000)}")
+UPTIMY_PUBLIC_URL: str = env.str(
+    "UPTIMY_PUBLIC_URL", default=f"http://127.0.0.1:{env.int('PORT', default=8000)}"
+)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
