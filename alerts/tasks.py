@@ -33,6 +33,12 @@ def send_deliveries() -> int:
     return total
 
 
+@shared_task(name="alerts.open_missing_incidents", ignore_result=True, expires=60)
+def open_missing_incidents() -> int:
+    """Open the incidents of checks still failing after their maintenance window."""
+    return services.incidents_open_missing(now=timezone.now())
+
+
 @shared_task(name="alerts.send_reminders", ignore_result=True, expires=60)
 def send_reminders() -> int:
     """Remind of unacknowledged incidents and escalate them, as their policies ask."""

@@ -157,6 +157,7 @@ CELERY_TASK_ROUTES = {
     "alerts.consume_outbox": {"queue": "default"},
     "alerts.send_reminders": {"queue": "default"},
     "alerts.send_deliveries": {"queue": "default"},
+    "alerts.open_missing_incidents": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -190,6 +191,7 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     # every entry here), which is how monitors' worker drives alerts without importing it.
     "consume-alerts": {"task": "alerts.consume_outbox", "schedule": UPTIMY_TICK_SECONDS},
     "send-reminders": {"task": "alerts.send_reminders", "schedule": 30.0},
+    "open-missing-incidents": {"task": "alerts.open_missing_incidents", "schedule": 60.0},
     # Every delivery due (new ones, and retries whose delay is up) goes out on the next round.
     "send-deliveries": {"task": "alerts.send_deliveries", "schedule": UPTIMY_TICK_SECONDS},
 }

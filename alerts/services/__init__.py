@@ -13,7 +13,12 @@ from alerts.services.channels import (
     channel_test,
 )
 from alerts.services.deliveries import deliveries_claim, delivery_attempt_record
-from alerts.services.incidents import IncidentResolved, incident_acknowledge, incidents_remind
+from alerts.services.incidents import (
+    IncidentResolved,
+    incident_acknowledge,
+    incidents_open_missing,
+    incidents_remind,
+)
 from alerts.services.outbox import outbox_consume
 from alerts.services.sending import channel_disable, deliveries_send
 
@@ -31,6 +36,7 @@ __all__ = [
     "deliveries_send",
     "delivery_attempt_record",
     "incident_acknowledge",
+    "incidents_open_missing",
     "incidents_remind",
     "outbox_consume",
 ]

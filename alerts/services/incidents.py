@@ -6,13 +6,15 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 
 from alerts.models import AlertPolicy, Incident, IncidentEvent
-from alerts.rules import MAX_REMINDERS, EventKind, NotificationKind, Resolution, Severity
+from alerts.rules import MAX_REMINDERS, EventKind, NotificationKind, Resolution, Severity, severity_of
 from alerts.services.notifications import Notifier, incident_details
 from monitors.errors import ServiceError
-from monitors.models import ApiKey
+from monitors.models import ApiKey, Healthcheck, StatusChange
+from monitors.selectors import maintenance_active
+from probes.types import Status
 
 
 class IncidentResolved(ServiceError):
@@ -176,3 +178,75 @@ def incident_event_add(
         healthcheck_id=incident.healthcheck_id,
     )
     return event
+
+
+# A failing check's status change is the consumer's to turn into an incident (every tick); only
+# one older than this, with no incident, is taken as missed: it failed in a maintenance window.
+MISSED_AFTER = timedelta(minutes=1)
+# Incidents one pass opens at most; the rest wait for the next pass.
+MAX_OPENED_AT_ONCE = 500
+
+
+def incidents_open_missing(*, now: datetime) -> int:
+    """Open the incident of every failing check that has none and is not in maintenance; return how many.
+
+    A failure inside a maintenance window opens no incident (alerts.services.outbox); a check
+    still down or degraded once its window is over gets its incident here, with one alert, as
+    if it had just failed. The pass also heals any other way a failing check was left without
+    one. Should the consumer open the same check's incident at the same moment, the one-open
+    constraint fails one of the two transactions, which its next run repeats.
+    """
+    opened = 0
+    with transaction.atomic():
+        candidates = list(
+            Healthcheck.objects.select_for_update(skip_locked=True)
+            .filter(
+                status__in=[Status.DOWN, Status.DEGRADED],
+                paused=False,
+                status_changed_at__lt=now - MISSED_AFTER,
+            )
+            .exclude(Exists(Incident.objects.filter(healthcheck=OuterRef("pk"), resolved_at__isnull=True)))
+            .order_by("id")[:MAX_OPENED_AT_ONCE]
+        )
+        if not candidates:
+            return 0
+        maintained = maintenance_active(healthcheck_ids=[check.pk for check in candidates], at=now)
+        notifier = Notifier(now=now)
+        for check in candidates:
+            severity = severity_of(check.status)
+            if check.pk in maintained or severity is None:
+                continue
+            summary = (
+                StatusChange.objects.filter(healthcheck=check)
+                .order_by("-at", "-id")
+                .values_list("reason", flat=True)
+                .first()
+            )
+            incident = Incident.objects.create(
+                organization_id=check.organization_id,
+                healthcheck=check,
+                healthcheck_public_id=check.public_id,
+                healthcheck_name=check.name,
+                severity=severity.value,
+                opened_at=now,
+                cause_kind=check.cause_kind,
+                cause_reason=check.cause_reason,
+                cause_summary=summary or "",
+                cause_regions=dict(check.cause_regions),
+                cause_missing_tools=list(check.cause_missing_tools),
+            )
+            incident_event_add(
+                notifier,
+                incident,
+                EventKind.OPENED,
+                now,
+                NotificationKind.OPENED,
+                {
+                    "to": check.status,
+                    # Never null here: the query asked for a change older than MISSED_AFTER.
+                    "failing_since": check.status_changed_at.isoformat() if check.status_changed_at else None,
+                    "after_maintenance": True,
+                },
+            )
+            opened += 1
+    return opened

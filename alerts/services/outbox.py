@@ -27,6 +27,7 @@ from alerts.services.incidents import close_orphaned, incident_event_add, incide
 from alerts.services.notifications import Notifier, healthcheck_details
 from monitors.models import CauseChange, RegionState, StatusChange, ToolChange
 from monitors.rules import main_kind
+from monitors.selectors import maintenance_active
 from probes.types import Status
 
 GAP_GRACE = timedelta(minutes=5)
@@ -165,6 +166,12 @@ class _Applier:
         notifier.preload_policies(ids)
         self.ids = ids
         self._sentences: dict[tuple[int, str], tuple[str, str]] | None = None
+        # Checks in a maintenance window as this batch happened (its rows are seconds apart):
+        # their failures open no incident and notify nobody; incidents_open_missing opens one
+        # for a check still failing once the window is over. Recoveries are still told.
+        self.maintained = (
+            set(maintenance_active(healthcheck_ids=ids, at=max(row.at for _, row in rows))) if rows else set()
+        )
 
     def apply(self) -> None:
         for _, row in self.rows:
@@ -179,6 +186,9 @@ class _Applier:
 
     def _status(self, row: StatusChange, decision: Decision, incident: Incident | None) -> None:
         action, details = decision.action, _status_details(row)
+        quiet = row.healthcheck_id in self.maintained
+        if action is Action.OPEN and quiet:
+            return
         if action is Action.OPEN:
             assert decision.severity is not None
             healthcheck = row.healthcheck
@@ -199,7 +209,9 @@ class _Applier:
             incident.severity = Severity.CRITICAL.value
             self._set_cause(incident, row)
             incident.save()
-            self._event(incident, EventKind.ESCALATED, row.at, NotificationKind.ESCALATED, details)
+            self._event(
+                incident, EventKind.ESCALATED, row.at, None if quiet else NotificationKind.ESCALATED, details
+            )
         elif action is Action.NOTE_STATUS:
             assert incident is not None
             if rules.severity_of(row.to_status) is not None:
@@ -230,13 +242,20 @@ class _Applier:
         incident.cause_missing_tools = list(row.missing_tools)
         incident.save()
         details = {"from_kind": row.from_kind, "to_kind": row.to_kind, "previous_reason": row.previous_reason}
-        self._event(incident, EventKind.CAUSE_CHANGED, row.at, NotificationKind.CAUSE_CHANGED, details)
+        quiet = row.healthcheck_id in self.maintained
+        self._event(
+            incident,
+            EventKind.CAUSE_CHANGED,
+            row.at,
+            None if quiet else NotificationKind.CAUSE_CHANGED,
+            details,
+        )
 
     def _tools(self, row: ToolChange, decision: Decision, incident: Incident | None) -> None:
         if decision.action is Action.NOTE_TOOLS:
             assert incident is not None
             self._event(incident, EventKind.TOOLS_CHANGED, row.at, None, _tool_details(row))
-        elif decision.action is Action.NOTIFY_TOOLS:
+        elif decision.action is Action.NOTIFY_TOOLS and row.healthcheck_id not in self.maintained:
             healthcheck = row.healthcheck
             self.notifier.notify(
                 NotificationKind.TOOLS_CHANGED,
