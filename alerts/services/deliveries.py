@@ -13,6 +13,8 @@ go in order too. So a resolve never reaches a receiver before the open it closes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
@@ -64,6 +66,25 @@ def deliveries_claim(*, now: datetime, limit: int = 100, lease: timedelta = SEND
     return ids
 
 
+@dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    """One try of a claimed delivery, as recorded: delivered (ok), failed (tried again at ``retry_at``) or given up."""
+
+    delivery_id: int
+    at: datetime
+    ok: bool
+    duration_ms: float
+    status_code: int | None = None
+    error: str = ""
+    retry_at: datetime | None = None
+
+    @property
+    def state(self) -> Delivery.State:
+        if self.ok:
+            return Delivery.State.DELIVERED
+        return Delivery.State.FAILED if self.retry_at is not None else Delivery.State.GIVEN_UP
+
+
 def delivery_attempt_record(
     *,
     delivery_id: int,
@@ -75,23 +96,42 @@ def delivery_attempt_record(
     retry_at: datetime | None = None,
 ) -> Delivery.State:
     """Record one attempt of a claimed delivery: delivered, failed (tried again at ``retry_at``) or given up."""
-    if ok:
-        state = Delivery.State.DELIVERED
-    else:
-        state = Delivery.State.FAILED if retry_at is not None else Delivery.State.GIVEN_UP
+    record = AttemptRecord(delivery_id, at, ok, duration_ms, status_code, error, retry_at)
+    delivery_attempts_record(attempts=[record])
+    return record.state
+
+
+def delivery_attempts_record(*, attempts: Sequence[AttemptRecord]) -> None:
+    """Record a round's attempts in one transaction: a few statements, not two per delivery.
+
+    A delivery already delivered (a second sender took it after the first one's lease lapsed,
+    and got there first) stays delivered whatever a later attempt says.
+    """
+    if not attempts:
+        return
     with transaction.atomic():
-        DeliveryAttempt.objects.create(
-            delivery_id=delivery_id,
-            at=at,
-            ok=ok,
-            status_code=status_code,
-            duration_ms=duration_ms,
-            error=error[:MAX_ERROR],
+        DeliveryAttempt.objects.bulk_create(
+            DeliveryAttempt(
+                delivery_id=record.delivery_id,
+                at=record.at,
+                ok=record.ok,
+                status_code=record.status_code,
+                duration_ms=record.duration_ms,
+                error=record.error[:MAX_ERROR],
+            )
+            for record in attempts
         )
-        changes: dict[str, object] = {"state": state}
-        if ok:
-            changes["delivered_at"] = at
-        if retry_at is not None and not ok:
-            changes["next_attempt_at"] = retry_at
-        Delivery.objects.filter(pk=delivery_id).exclude(state=Delivery.State.DELIVERED).update(**changes)
-    return state
+        pending = Delivery.objects.exclude(state=Delivery.State.DELIVERED)
+        delivered = [record for record in attempts if record.ok]
+        if delivered:
+            pending.filter(id__in=[record.delivery_id for record in delivered]).update(
+                state=Delivery.State.DELIVERED, delivered_at=max(record.at for record in delivered)
+            )
+        given_up = [record.delivery_id for record in attempts if record.state is Delivery.State.GIVEN_UP]
+        if given_up:
+            pending.filter(id__in=given_up).update(state=Delivery.State.GIVEN_UP)
+        for record in attempts:
+            if record.state is Delivery.State.FAILED:
+                pending.filter(pk=record.delivery_id).update(
+                    state=Delivery.State.FAILED, next_attempt_at=record.retry_at
+                )

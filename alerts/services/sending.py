@@ -3,7 +3,8 @@
 A round (:func:`deliveries_send`) claims due deliveries (alerts.services.deliveries: SKIP
 LOCKED, a lease, the per-incident order), builds each one's :class:`alerts.channels.Alert` from
 the notification as it was decided, sends them at once on a few threads (a sender never touches
-the database: it is pure, alerts.channels), and records each attempt as it ends:
+the database: it is pure, alerts.channels), and records the round's attempts in one
+transaction:
 
 - delivered;
 - failed, tried again after a backed-off, jittered delay (``alerts.rules.retry_delay``) that
@@ -52,7 +53,7 @@ from alerts.links import acknowledge_url
 from alerts.models import Channel, Delivery, Incident, Notification
 from alerts.rules import NotificationKind, retry_delay
 from alerts.selectors import digest_entries
-from alerts.services.deliveries import deliveries_claim, delivery_attempt_record
+from alerts.services.deliveries import AttemptRecord, deliveries_claim, delivery_attempts_record
 from monitors.models import Membership
 from monitors.secrets import SecretUnreadable
 
@@ -81,21 +82,29 @@ def deliveries_send(*, now: datetime | None = None, limit: int = 100) -> int:
     ids = deliveries_claim(now=claimed_at, limit=limit)
     if not ids:
         return 0
-    jobs = []
+    jobs: list[_Job] = []
+    records: list[AttemptRecord] = []
+    refusals: dict[int, str] = {}
     for delivery in _claimed(ids):
         job = _job_of(delivery, now=claimed_at)
         if isinstance(job, str):
-            _record(
-                delivery.pk, delivery.channel_id, Attempt(ok=False, duration=0.0, error=job, permanent=True)
-            )
+            records.append(AttemptRecord(delivery.pk, timezone.now(), ok=False, duration_ms=0.0, error=job))
+            refusals[delivery.channel_id] = job
         else:
             jobs.append(job)
     if jobs:
         with ThreadPoolExecutor(max_workers=min(SEND_THREADS, len(jobs)), thread_name_prefix="send") as pool:
             futures = {pool.submit(_send, job): job for job in jobs}
             for future in as_completed(futures):
-                job = futures[future]
-                _finish(job, future.result())
+                job, attempt = futures[future], future.result()
+                records.append(_record_of(job, attempt))
+                if attempt.permanent:
+                    refusals[job.channel_id] = attempt.error or "The receiver refused for good"
+    # One transaction for the round's attempts. A sender that dies before it leaves them claimed:
+    # another takes them once the lease lapses (a receiver may see one twice, never loses it).
+    delivery_attempts_record(attempts=records)
+    for channel_id, reason in refusals.items():
+        channel_disable(channel_id=channel_id, reason=reason, now=timezone.now())
     return len(ids)
 
 
@@ -151,34 +160,23 @@ def _send(job: _Job) -> Attempt:
         )
 
 
-def _finish(job: _Job, attempt: Attempt) -> None:
-    try:
-        _record(job.delivery_id, job.channel_id, attempt, job=job)
-    except Exception:
-        # The lease runs out and another round sends it again: a double, never a loss.
-        logger.exception("delivery %s: its attempt could not be recorded", job.delivery_id)
-
-
-def _record(delivery_id: int, channel_id: int, attempt: Attempt, *, job: _Job | None = None) -> None:
+def _record_of(job: _Job, attempt: Attempt) -> AttemptRecord:
+    """Return the attempt as recorded: delivered, failed until its backed-off retry, or given up."""
     at = timezone.now()
     retry_at = None
-    if not attempt.ok and not attempt.permanent and job is not None:
+    if not attempt.ok and not attempt.permanent:
         delay = retry_delay(job.attempts, retry_after=attempt.retry_after, jitter=random.random())  # noqa: S311
         horizon = job.created_at + channel_kind(job.kind).retry_horizon
         retry_at = at + delay if at + delay <= horizon else None
-    delivery_attempt_record(
-        delivery_id=delivery_id,
-        at=at,
+    return AttemptRecord(
+        job.delivery_id,
+        at,
         ok=attempt.ok,
         duration_ms=attempt.duration * 1000,
         status_code=attempt.status_code,
         error=attempt.error,
         retry_at=retry_at,
     )
-    if attempt.permanent:
-        channel_disable(
-            channel_id=channel_id, reason=attempt.error or "The receiver refused for good", now=at
-        )
 
 
 def channel_disable(*, channel_id: int, reason: str, now: datetime) -> bool:
