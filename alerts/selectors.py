@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 
-from alerts.models import Channel, Incident, Notification
+from alerts.models import AlertPolicy, Channel, Incident, Notification
 from monitors.models import Organization
 
 
@@ -24,4 +24,14 @@ def channels_of(*, organization: Organization) -> QuerySet[Channel]:
         Channel.objects.filter(organization=organization)
         .select_related("organization")
         .order_by("name", "id")
+    )
+
+
+def alert_policies_of(*, organization: Organization) -> QuerySet[AlertPolicy]:
+    """Return the organization's policies (its default first), with their channels."""
+    return (
+        AlertPolicy.objects.filter(organization=organization)
+        .select_related("healthcheck")
+        .prefetch_related("channels", "escalation_channels")
+        .order_by(F("healthcheck_id").asc(nulls_first=True))
     )

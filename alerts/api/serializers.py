@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from alerts.channels import Attempt, ChannelConfigError, channel_kind
-from alerts.models import Channel, Incident, IncidentEvent
+from alerts.models import AlertPolicy, Channel, Incident, IncidentEvent
 from monitors.secrets import SecretUnreadable
 
 
@@ -142,3 +142,41 @@ class ChannelSavedSerializer(ChannelSerializer):
 class SecretSerializer(serializers.Serializer[str]):
     signing_secret = serializers.CharField(help_text="The new whsec_ secret: shown only in this answer.")
     previous_valid_until = serializers.DateTimeField(help_text="The old secret keeps signing until then.")
+
+
+class AlertPolicySerializer(serializers.Serializer[AlertPolicy]):
+    """Who hears of a healthcheck's incidents (or, as the default, of every healthcheck without its own policy)."""
+
+    healthcheck = serializers.SerializerMethodField(help_text="The healthcheck's id; null for the default.")
+    channels = serializers.ListField(
+        child=serializers.UUIDField(),
+        max_length=100,
+        help_text="Channel ids told of openings and escalations.",
+    )
+    notify_on_degraded = serializers.BooleanField(default=True)
+    notify_on_recovery = serializers.BooleanField(default=True)
+    notify_on_tool_changes = serializers.BooleanField(default=True)
+    reminder_minutes = serializers.IntegerField(
+        allow_null=True,
+        default=None,
+        help_text="Remind every N minutes while down and unacknowledged (at most 10 times).",
+    )
+    escalation_minutes = serializers.IntegerField(
+        allow_null=True, default=None, help_text="After N minutes unacknowledged, tell escalation_channels."
+    )
+    escalation_channels = serializers.ListField(child=serializers.UUIDField(), max_length=100, default=list)
+
+    def get_healthcheck(self, policy: AlertPolicy) -> str | None:
+        return str(policy.healthcheck.public_id) if policy.healthcheck is not None else None
+
+    def to_representation(self, policy: AlertPolicy) -> dict[str, Any]:
+        return {
+            "healthcheck": self.get_healthcheck(policy),
+            "channels": [str(channel.public_id) for channel in policy.channels.all()],
+            "notify_on_degraded": policy.notify_on_degraded,
+            "notify_on_recovery": policy.notify_on_recovery,
+            "notify_on_tool_changes": policy.notify_on_tool_changes,
+            "reminder_minutes": policy.reminder_minutes,
+            "escalation_minutes": policy.escalation_minutes,
+            "escalation_channels": [str(channel.public_id) for channel in policy.escalation_channels.all()],
+        }

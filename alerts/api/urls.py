@@ -3,11 +3,12 @@
 from django.urls import include, path
 from rest_framework.routers import DefaultRouter
 
-from alerts.api.views import ChannelViewSet, IncidentViewSet
+from alerts.api.views import AlertPolicyViewSet, ChannelViewSet, IncidentViewSet
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
 router.register("incidents", IncidentViewSet, basename="incident")
 router.register("channels", ChannelViewSet, basename="channel")
+router.register("alert-policies", AlertPolicyViewSet, basename="alert-policy")
 
 urlpatterns = [path("", include(router.urls))]

@@ -11,12 +11,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from alerts import selectors, services
 from alerts.api.filters import IncidentFilter
 from alerts.api.serializers import (
+    AlertPolicySerializer,
     AttemptSerializer,
     ChannelSavedSerializer,
     ChannelSerializer,
@@ -27,7 +29,7 @@ from alerts.api.serializers import (
 from alerts.models import Channel, Incident
 from monitors.api.views import UUID_PATTERN, OrganizationScopedMixin
 from monitors.errors import ServiceError
-from monitors.models import ApiKey
+from monitors.models import ApiKey, Healthcheck
 
 
 class IncidentViewSet(
@@ -148,3 +150,72 @@ class ChannelViewSet(
         if saved.test is not None:
             data["test"] = AttemptSerializer(saved.test).data
         return data
+
+
+DEFAULT_POLICY = "default"
+
+
+class AlertPolicyViewSet(OrganizationScopedMixin, viewsets.ViewSet):
+    """Read and set who hears of incidents: ``default`` (the organization's) or a healthcheck's own policy.
+
+    A healthcheck without a policy follows the default; with neither, every enabled channel hears
+    of every incident.
+    """
+
+    lookup_url_kwarg = "key"
+    lookup_value_regex = f"{DEFAULT_POLICY}|{UUID_PATTERN}"
+
+    @extend_schema(responses=AlertPolicySerializer(many=True))
+    def list(self, request: Request) -> Response:
+        policies = selectors.alert_policies_of(organization=self.organization)
+        return Response([AlertPolicySerializer(policy).data for policy in policies])
+
+    @extend_schema(responses={200: AlertPolicySerializer, 404: OpenApiTypes.OBJECT})
+    def retrieve(self, request: Request, key: str | None = None) -> Response:
+        healthcheck = self._healthcheck(key)
+        policy = (
+            selectors.alert_policies_of(organization=self.organization)
+            .filter(healthcheck=healthcheck)
+            .first()
+        )
+        if policy is None:
+            raise NotFound(
+                "No policy: every enabled channel hears of every incident."
+                if healthcheck is None
+                else "No policy of its own: the healthcheck follows the default."
+            )
+        return Response(AlertPolicySerializer(policy).data)
+
+    @extend_schema(request=AlertPolicySerializer, responses=AlertPolicySerializer)
+    def update(self, request: Request, key: str | None = None) -> Response:
+        serializer = AlertPolicySerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        policy = services.alert_policy_put(
+            organization=self.organization,
+            healthcheck=self._healthcheck(key),
+            channel_ids=data["channels"],
+            escalation_channel_ids=data["escalation_channels"],
+            notify_on_degraded=data["notify_on_degraded"],
+            notify_on_recovery=data["notify_on_recovery"],
+            notify_on_tool_changes=data["notify_on_tool_changes"],
+            reminder_minutes=data["reminder_minutes"],
+            escalation_minutes=data["escalation_minutes"],
+        )
+        return Response(AlertPolicySerializer(policy).data)
+
+    @extend_schema(responses={204: None})
+    def destroy(self, request: Request, key: str | None = None) -> Response:
+        if not services.alert_policy_delete(
+            organization=self.organization, healthcheck=self._healthcheck(key)
+        ):
+            raise NotFound("There is no such policy.")
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def _healthcheck(self, key: str | None) -> Healthcheck | None:
+        if key is None or key == DEFAULT_POLICY:
+            return None
+        healthcheck = Healthcheck.objects.filter(organization=self.organization, public_id=key).first()
+        if healthcheck is None:
+            raise NotFound("No such healthcheck.")
+        return healthcheck

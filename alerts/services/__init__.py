@@ -5,6 +5,8 @@ Callers import from here (``alerts.services.outbox_consume``).
 
 from alerts.services.channels import (
     ChannelSaved,
+    alert_policy_delete,
+    alert_policy_put,
     alert_policy_set,
     channel_add,
     channel_change,
@@ -25,6 +27,8 @@ from alerts.services.sending import channel_disable, deliveries_send
 __all__ = [
     "ChannelSaved",
     "IncidentResolved",
+    "alert_policy_delete",
+    "alert_policy_put",
     "alert_policy_set",
     "channel_add",
     "channel_change",

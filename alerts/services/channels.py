@@ -206,3 +206,67 @@ def alert_policy_set(
     policy.channels.set(channels)
     policy.escalation_channels.set(escalation_channels)
     return policy
+
+
+# Bounds of a policy's minutes: a reminder at most daily, an escalation within a week.
+MAX_REMINDER_MINUTES = 24 * 60
+MAX_ESCALATION_MINUTES = 7 * 24 * 60
+
+
+def alert_policy_put(
+    *,
+    organization: Organization,
+    healthcheck: Healthcheck | None,
+    channel_ids: Sequence[uuid.UUID],
+    escalation_channel_ids: Sequence[uuid.UUID] = (),
+    notify_on_degraded: bool = True,
+    notify_on_recovery: bool = True,
+    notify_on_tool_changes: bool = True,
+    reminder_minutes: int | None = None,
+    escalation_minutes: int | None = None,
+) -> AlertPolicy:
+    """Validate and store a policy (the organization's default when ``healthcheck`` is None), replacing any."""
+    channels = _channels_of(organization, channel_ids, field="channels")
+    escalation = _channels_of(organization, escalation_channel_ids, field="escalation_channels")
+    _minutes("reminder_minutes", reminder_minutes, MAX_REMINDER_MINUTES)
+    _minutes("escalation_minutes", escalation_minutes, MAX_ESCALATION_MINUTES)
+    if escalation_minutes is not None and not escalation:
+        raise ServiceError(
+            "escalation_channels", "Name the channels an unacknowledged incident escalates to."
+        )
+    with transaction.atomic():
+        return alert_policy_set(
+            organization=organization,
+            healthcheck=healthcheck,
+            channels=channels,
+            escalation_channels=escalation,
+            notify_on_degraded=notify_on_degraded,
+            notify_on_recovery=notify_on_recovery,
+            notify_on_tool_changes=notify_on_tool_changes,
+            reminder_minutes=reminder_minutes,
+            escalation_minutes=escalation_minutes,
+        )
+
+
+def alert_policy_delete(*, organization: Organization, healthcheck: Healthcheck | None) -> bool:
+    """Remove a policy (a healthcheck's then follows the organization's default); return whether there was one."""
+    deleted, _ = AlertPolicy.objects.filter(organization=organization, healthcheck=healthcheck).delete()
+    return bool(deleted)
+
+
+def _channels_of(organization: Organization, ids: Sequence[uuid.UUID], *, field: str) -> list[Channel]:
+    wanted = list(dict.fromkeys(ids))
+    found = {
+        channel.public_id: channel
+        for channel in Channel.objects.filter(organization=organization, public_id__in=wanted)
+    }
+    for channel_id in wanted:
+        if channel_id not in found:
+            # The same words whether it does not exist or is another organization's.
+            raise ServiceError(field, f"Channel {channel_id} not found.")
+    return [found[channel_id] for channel_id in wanted]
+
+
+def _minutes(field: str, value: int | None, most: int) -> None:
+    if value is not None and not 1 <= value <= most:
+        raise ServiceError(field, f"Give 1 to {most} minutes, or null for none.")
