@@ -21,13 +21,14 @@ tick) claims: no delay lives only in a broker or a process, so a restart loses n
 from __future__ import annotations
 
 import logging
+import math
 import random
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -61,6 +62,10 @@ logger = logging.getLogger(__name__)
 
 # Deliveries one round sends at once: each waits on a remote for up to the send timeout.
 SEND_THREADS = 8
+# Deliveries one round claims: a round takes at most ceil(ROUND_SIZE / SEND_THREADS) timeouts.
+ROUND_SIZE = 64
+# The shortest claim: a sender that dies leaves its deliveries to another after this.
+MIN_LEASE = timedelta(seconds=10)
 
 
 @dataclass(frozen=True)
@@ -76,10 +81,10 @@ class _Job:
     attempts: int
 
 
-def deliveries_send(*, now: datetime | None = None, limit: int = 100) -> int:
+def deliveries_send(*, now: datetime | None = None, limit: int = ROUND_SIZE) -> int:
     """Claim up to ``limit`` due deliveries, send them, record every attempt; return how many were claimed."""
     claimed_at = now or timezone.now()
-    ids = deliveries_claim(now=claimed_at, limit=limit)
+    ids = deliveries_claim(now=claimed_at, limit=limit, lease=round_lease(limit))
     if not ids:
         return 0
     jobs: list[_Job] = []
@@ -106,6 +111,17 @@ def deliveries_send(*, now: datetime | None = None, limit: int = 100) -> int:
     for channel_id, reason in refusals.items():
         channel_disable(channel_id=channel_id, reason=reason, now=timezone.now())
     return len(ids)
+
+
+def round_lease(limit: int) -> timedelta:
+    """Return how long a round's claim lasts: twice its slowest (every thread's share timing out).
+
+    Another sender may take the deliveries only after it, so a live sender is never doubled,
+    and a dead one's are sent again minutes later at worst (64 deliveries at the default 10 s
+    timeout: 160 s), never lost.
+    """
+    slowest = math.ceil(limit / SEND_THREADS) * float(settings.UPTIMY_ALERT_SEND_TIMEOUT)
+    return max(MIN_LEASE, timedelta(seconds=2 * slowest))
 
 
 def _claimed(ids: Sequence[int]) -> list[Delivery]:

@@ -84,6 +84,11 @@ class Receiver:
             self._changed.notify_all()
         return reply
 
+    def wait_received(self, count: int, timeout: float) -> bool:
+        """Wait until ``count`` requests have arrived (woken by each arrival); return whether they did."""
+        with self._changed:
+            return self._changed.wait_for(lambda: len(self.received) >= count, timeout=timeout)
+
     def note_streamed(self, count: int) -> None:
         with self._changed:
             self.streamed.append(count)

@@ -180,3 +180,22 @@ def test_retry_delays_double_with_jitter_and_honour_retry_after(attempts, retry_
 def test_retry_delay_refuses_nonsense(attempts, jitter):
     with pytest.raises(ValueError, match=r"attempts|jitter"):
         retry_delay(attempts, retry_after=None, jitter=jitter)
+
+
+def test_a_receiver_failing_five_times_then_answering_gets_the_message_once_delivered(
+    check, hook, receiver, now
+):
+    receiver.answer(*[Reply(status=500)] * 5)
+    went_down(check, now)
+    due = timezone.now()
+
+    for _ in range(6):
+        deliveries_send(now=due)
+        due = Delivery.objects.get().next_attempt_at
+
+    delivery = Delivery.objects.get()
+    assert (delivery.state, delivery.attempts) == (Delivery.State.DELIVERED, 6)
+    assert [r.headers["webhook-id"] for r in receiver.received] == [str(delivery.public_id)] * 6
+    assert list(DeliveryAttempt.objects.order_by("id").values_list("status_code", flat=True)) == [500] * 5 + [
+        200
+    ]

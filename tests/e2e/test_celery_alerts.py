@@ -2,7 +2,8 @@
 region workers, PostgreSQL and Redis, an official-SDK server, a webhook receiver and an SMTP server.
 
 The SDK server goes down: after the rechecks each channel gets exactly one "down" alert; it comes
-back: each gets exactly one "recovered".
+back: each gets exactly one "recovered". The sender's worker killed in the middle of a delivery:
+the delivery is sent again (the same webhook-id: receivers drop the double), never lost.
 """
 
 from __future__ import annotations
@@ -15,21 +16,27 @@ import tempfile
 from collections.abc import Iterator
 from email.message import Message
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiosmtpd.controller import Controller
 from e2e_stack import INTERVAL, SLOW_SECONDS, Stack, require_services
 from standardwebhooks.webhooks import Webhook
 
-from tests.alerts.channel_support import Receiver, _Collect, _free_port, serve
+from tests.alerts.channel_support import Receiver, Reply, _Collect, _free_port, serve
 
 pytestmark = [pytest.mark.services, pytest.mark.timeout(240)]
 
 RECHECKS = {"recheck_count": 2, "recheck_delay_seconds": 1}
 SLOT_SECONDS = INTERVAL + SLOW_SECONDS + 10
 
-# Run inside `manage.py shell`: the e2e organization's webhook and email channels, its default
-# policy sending to both; prints the webhook's signing secret.
+# Seconds a delivery attempt may take in this stack: short, so a kill lands inside one and the
+# claim's lease (alerts.services.sending.round_lease: 32 s here) lapses soon after.
+SEND_TIMEOUT = "2"
+
+# Run inside `manage.py shell`: a webhook channel named E2E_NAME (and, with E2E_MAIL, an email
+# channel), which the e2e organization's default policy then sends to alone; prints the webhook's
+# signing secret.
 CREATE_CHANNELS = """
 import json, os
 from alerts.services import alert_policy_set, channel_add
@@ -41,10 +48,14 @@ plan, _ = Plan.objects.get_or_create(
 )
 plan.allowed_regions.set(Region.objects.all())
 org = Organization.objects.filter(slug="e2e").first() or organization_create(slug="e2e", plan=plan)
-hook = channel_add(organization=org, name="hook", kind="webhook", config={"url": os.environ["E2E_HOOK"]})
-mail = channel_add(organization=org, name="mail", kind="email", config={"recipients": ["ops@e2e.example"]})
-alert_policy_set(organization=org, channels=[hook.channel, mail.channel])
-print(json.dumps(hook.generated_secret))
+name = os.environ["E2E_NAME"]
+channels = [channel_add(organization=org, name=name, kind="webhook", config={"url": os.environ["E2E_HOOK"]})]
+if os.environ.get("E2E_MAIL"):
+    channels.append(
+        channel_add(organization=org, name=name + "-mail", kind="email", config={"recipients": [os.environ["E2E_MAIL"]]})
+    )
+alert_policy_set(organization=org, channels=[saved.channel for saved in channels])
+print(json.dumps(channels[0].generated_secret))
 """
 
 
@@ -79,15 +90,20 @@ def stack(receivers: tuple[Receiver, Mailbox]) -> Iterator[Stack]:
     admin_url = require_services()
     _, mailbox = receivers
     # The stack's processes take their environment from this one as the stack is made.
-    before = os.environ.get("EMAIL_URL")
-    os.environ["EMAIL_URL"] = f"smtp://127.0.0.1:{mailbox.controller.port}"
+    settings = {
+        "EMAIL_URL": f"smtp://127.0.0.1:{mailbox.controller.port}",
+        "UPTIMY_ALERT_SEND_TIMEOUT": SEND_TIMEOUT,
+    }
+    before = {name: os.environ.get(name) for name in settings}
+    os.environ.update(settings)
     try:
         running = Stack(Path(tempfile.mkdtemp(prefix="uptimy-e2e-alerts-")), admin_url)
     finally:
-        if before is None:
-            del os.environ["EMAIL_URL"]
-        else:
-            os.environ["EMAIL_URL"] = before
+        for name, value in before.items():
+            if value is None:
+                del os.environ[name]
+            else:
+                os.environ[name] = value
     try:
         running.start()
         yield running
@@ -100,7 +116,12 @@ def test_a_server_down_then_up_sends_each_channel_one_alert_and_one_recovery(
     stack: Stack, receivers: tuple[Receiver, Mailbox]
 ) -> None:
     hook, mailbox = receivers
-    out = stack.manage("shell", "-c", CREATE_CHANNELS, env={"E2E_HOOK": hook.url()})
+    out = stack.manage(
+        "shell",
+        "-c",
+        CREATE_CHANNELS,
+        env={"E2E_HOOK": hook.url(), "E2E_NAME": "hook", "E2E_MAIL": "ops@e2e.example"},
+    )
     secret = json.loads(out.strip().splitlines()[-1])
     [hc_id] = stack.create_healthchecks(1, name="alerted", uri=stack.mcp.url + "/mcp", rules=RECHECKS)
 
@@ -149,3 +170,40 @@ def test_a_server_down_then_up_sends_each_channel_one_alert_and_one_recovery(
     assert subjects[0].startswith("[Uptimy] DOWN: alerted-0"), subjects
     assert subjects[1].startswith("[Uptimy] RECOVERED: alerted-0"), subjects
     assert all(message["To"] == "ops@e2e.example" for message in mailbox.messages)
+
+
+def test_a_sender_killed_mid_delivery_sends_it_again_with_the_same_webhook_id(stack: Stack) -> None:
+    with serve() as hook:
+        hook.answer(Reply(hang=True))  # the first message: the receiver holds it until the kill
+        stack.manage("shell", "-c", CREATE_CHANNELS, env={"E2E_HOOK": hook.url(), "E2E_NAME": "held"})
+        # Nothing listens there: the check goes straight to down, and its alert to the held receiver.
+        refused = f"http://127.0.0.1:{_free_port()}/mcp"
+        [hc_id] = stack.create_healthchecks(1, name="killed", uri=refused, rules=RECHECKS)
+
+        # Woken by the request itself: the kill lands well inside the attempt's 2 s.
+        assert hook.wait_received(1, timeout=3 * SLOT_SECONDS), "the alert never reached the receiver"
+        stack.workers["default"].kill()
+        hook.released.set()
+        stack.workers["default"].start().wait_ready()
+
+        def deliveries() -> list[Any]:
+            return stack.query(
+                "SELECT d.id, d.state, d.attempts FROM alerts_delivery d"
+                " JOIN alerts_notification n ON n.id = d.notification_id"
+                " JOIN alerts_incident i ON i.id = n.incident_id WHERE i.healthcheck_id = %s",
+                [hc_id],
+            )
+
+        stack.wait_for(
+            "the delivery is sent again and delivered",
+            lambda: [row.state for row in deliveries()] == ["delivered"],
+            timeout=90,
+        )
+
+    [delivery] = deliveries()
+    recorded = stack.query("SELECT ok FROM alerts_deliveryattempt WHERE delivery_id = %s", [delivery.id])
+    # Claimed twice; the killed attempt was never recorded, the second one delivered.
+    assert (delivery.attempts, [row.ok for row in recorded]) == (2, [True])
+    assert len(hook.received) == 2
+    assert len({got.headers["webhook-id"] for got in hook.received}) == 1, hook.received
+    assert {json.loads(got.body)["type"] for got in hook.received} == {"incident.opened"}
