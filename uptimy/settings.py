@@ -267,6 +267,10 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    # What a webhook channel receives: OpenAPI 3.1's top-level `webhooks`.
+    "OAS_VERSION": "3.1.0",
+    "WEBHOOKS": ["alerts.api.webhooks.ALERT_WEBHOOK"],
+    "ENUM_NAME_OVERRIDES": {"ChannelKindEnum": "alerts.models.Channel.Kind"},
 }
 
 LOGGING = {
