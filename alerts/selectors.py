@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db.models import F, QuerySet
 
-from alerts.models import AlertPolicy, Channel, Incident, Notification
+from alerts.models import AlertPolicy, Channel, Delivery, Incident, Notification
 from monitors.models import Organization
 
 
@@ -35,3 +37,10 @@ def alert_policies_of(*, organization: Organization) -> QuerySet[AlertPolicy]:
         .prefetch_related("channels", "escalation_channels")
         .order_by(F("healthcheck_id").asc(nulls_first=True))
     )
+
+
+def deliveries_due_count(*, now: datetime) -> int:
+    """Return how many deliveries are due and unsent (an index scan of delivery_due)."""
+    return Delivery.objects.filter(
+        state__in=[Delivery.State.PENDING, Delivery.State.FAILED], next_attempt_at__lte=now
+    ).count()

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from alerts import metrics as alerts_metrics
 from monitors import metrics as monitors_metrics
 
 # Headers a proxy adds when it relays a request: with one, REMOTE_ADDR is the proxy's address.
@@ -47,11 +48,9 @@ def scrape_registry() -> CollectorRegistry:
         MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
     else:
         registry.register(monitors_metrics.REGISTRY)
-        # Alert deliveries: once the alerts app counts them, register its registry here too,
-        # beside monitors'. In multiprocess mode nothing is needed: its processes' files are
-        # read with the rest.
+        registry.register(alerts_metrics.REGISTRY)
     registry.register(monitors_metrics.ScrapeTimeGauges())
-    # The alerts app's scrape-time gauges (e.g. deliveries waiting) would be registered here.
+    registry.register(alerts_metrics.ScrapeTimeGauges())
     return registry
 
 

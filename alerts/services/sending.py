@@ -36,6 +36,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from alerts import metrics
 from alerts.channels import (
     Alert,
     Attempt,
@@ -90,7 +91,11 @@ def deliveries_send(*, now: datetime | None = None, limit: int = ROUND_SIZE) -> 
     jobs: list[_Job] = []
     records: list[AttemptRecord] = []
     refusals: dict[int, str] = {}
+    kinds: dict[int, str] = {}
+    occurred: dict[int, datetime] = {}
     for delivery in _claimed(ids):
+        kinds[delivery.pk] = delivery.channel.kind
+        occurred[delivery.pk] = delivery.notification.at
         job = _job_of(delivery, now=claimed_at)
         if isinstance(job, str):
             records.append(AttemptRecord(delivery.pk, timezone.now(), ok=False, duration_ms=0.0, error=job))
@@ -108,9 +113,21 @@ def deliveries_send(*, now: datetime | None = None, limit: int = ROUND_SIZE) -> 
     # One transaction for the round's attempts. A sender that dies before it leaves them claimed:
     # another takes them once the lease lapses (a receiver may see one twice, never loses it).
     delivery_attempts_record(attempts=records)
+    metrics.observe_attempts(
+        (kinds[record.delivery_id], _RESULTS[record.state], occurred.get(record.delivery_id), record.at)
+        for record in records
+    )
     for channel_id, reason in refusals.items():
         channel_disable(channel_id=channel_id, reason=reason, now=timezone.now())
     return len(ids)
+
+
+# What the metrics call each outcome of an attempt.
+_RESULTS = {
+    Delivery.State.DELIVERED: "delivered",
+    Delivery.State.FAILED: "retry",
+    Delivery.State.GIVEN_UP: "given_up",
+}
 
 
 def round_lease(limit: int) -> timedelta:

@@ -7,7 +7,9 @@ from datetime import timedelta
 
 import pytest
 from django.core import mail
+from django.test import Client
 from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
 from standardwebhooks.webhooks import Webhook
 
 from alerts.channels.webhook import generate_secret
@@ -39,6 +41,17 @@ def hook(org, receiver: Receiver) -> Channel:
     )
     alert_policy_set(organization=org, channels=[channel])
     return channel
+
+
+def scraped(name: str, **labels: str) -> float:
+    """Return one sample of a /metrics scrape from loopback, 0 when it was never counted."""
+    response = Client().get("/metrics")
+    assert response.status_code == 200
+    for family in text_string_to_metric_families(response.content.decode()):
+        for found in family.samples:
+            if found.name == name and found.labels == labels:
+                return float(found.value)
+    return 0.0
 
 
 def went_down(check, now) -> None:
@@ -199,3 +212,26 @@ def test_a_receiver_failing_five_times_then_answering_gets_the_message_once_deli
     assert list(DeliveryAttempt.objects.order_by("id").values_list("status_code", flat=True)) == [500] * 5 + [
         200
     ]
+
+
+def test_delivered_and_retried_attempts_are_counted_by_kind_and_result(check, hook, receiver, now):
+    series = {
+        "retry": ("uptimy_alert_deliveries_total", {"kind": "webhook", "result": "retry"}),
+        "delivered": ("uptimy_alert_deliveries_total", {"kind": "webhook", "result": "delivered"}),
+        "lag": ("uptimy_alert_lag_seconds_count", {"kind": "webhook"}),
+    }
+    before = {key: scraped(name, **labels) for key, (name, labels) in series.items()}
+    receiver.answer(Reply(status=500))
+    went_down(check, now)
+
+    deliveries_send(now=timezone.now())
+    deliveries_send(now=Delivery.objects.get().next_attempt_at)
+
+    after = {key: scraped(name, **labels) for key, (name, labels) in series.items()}
+    assert {key: after[key] - before[key] for key in series} == {"retry": 1, "delivered": 1, "lag": 1}
+
+
+def test_deliveries_waiting_are_read_at_scrape_time(check, hook, now):
+    went_down(check, now)  # one delivery made, none sent
+
+    assert scraped("uptimy_alert_deliveries_waiting") == 1.0

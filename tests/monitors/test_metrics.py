@@ -23,6 +23,7 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
+from alerts import metrics as alerts_metrics
 from monitors import metrics
 from monitors.management.commands import serve
 from monitors.management.commands.runprobes import queue_metrics_job
@@ -465,8 +466,12 @@ def test_serve_empties_a_metrics_directory_given_by_the_environment_of_its_metri
 
 def exposed_families() -> set[str]:
     """Return every family a scrape can hold: the worker's metrics and the scrape-time gauges."""
-    names = {family.name for family in metrics.REGISTRY.collect()}
-    return names | {"uptimy_checks_due_unclaimed", "uptimy_queue_depth"}
+    names = {
+        family.name
+        for registry in (metrics.REGISTRY, alerts_metrics.REGISTRY)
+        for family in registry.collect()
+    }
+    return names | {"uptimy_checks_due_unclaimed", "uptimy_queue_depth", "uptimy_alert_deliveries_waiting"}
 
 
 def dashboard_queries() -> list[str]:
