@@ -279,6 +279,8 @@ class DeliveryAttempt(models.Model):
 
     class Meta:
         ordering = ["at", "id"]
+        # The claim's per-channel rate reads the last minute's attempts.
+        indexes = [models.Index(fields=["at"], name="delivery_attempt_at")]
 
     def __str__(self) -> str:
         return f"{self.delivery_id} at {self.at}: {'ok' if self.ok else self.error}"

@@ -361,5 +361,7 @@ KIND: ChannelKind[AppriseConfig] = ChannelKind(
     send=send,
     secret_fields=("url",),
     retry_horizon=timedelta(hours=1),
+    # Discord allows 30 messages a minute per webhook, Slack about one a second.
+    rate_per_minute=30,
 )
 register(KIND)

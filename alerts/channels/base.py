@@ -219,6 +219,9 @@ class ChannelKind(Generic[C]):
     secret_fields: tuple[str, ...]
     # How long the ledger keeps retrying one delivery of this kind.
     retry_horizon: timedelta
+    # The most attempts one channel of this kind gets in a minute; the rest wait their turn. What
+    # receivers accept: a chat webhook about one message a second or less, machines far more.
+    rate_per_minute: int
     # The http(s) URLs the kind sends to, for the API to check through the address guard on save.
     targets: Callable[[C], tuple[str, ...]] = field(default=lambda config: ())
 

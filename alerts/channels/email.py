@@ -162,5 +162,6 @@ KIND: ChannelKind[EmailConfig] = ChannelKind(
     send=send,
     secret_fields=(),
     retry_horizon=timedelta(days=1),
+    rate_per_minute=60,
 )
 register(KIND)

@@ -221,6 +221,8 @@ KIND: ChannelKind[PagerDutyConfig] = ChannelKind(
     send=send,
     secret_fields=("routing_key",),
     retry_horizon=timedelta(days=1),
+    # PagerDuty's Events API allows about 120 events a minute per integration key.
+    rate_per_minute=120,
     targets=targets,
 )
 register(KIND)

@@ -244,6 +244,7 @@ KIND: ChannelKind[WebhookConfig] = ChannelKind(
     send=send,
     secret_fields=("url", "secret", "previous_secret"),
     retry_horizon=timedelta(days=3),
+    rate_per_minute=3000,
     targets=targets,
 )
 register(KIND)

@@ -13,17 +13,25 @@ go in order too. So a resolve never reaches a receiver before the open it closes
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 
+from alerts.channels import channel_kind
 from alerts.models import DIGEST_SEQUENCE, Delivery, DeliveryAttempt, Notification
 
 SEND_LEASE = timedelta(minutes=2)
 MAX_ERROR = 500
+
+
+# How many candidates a claim reads per delivery it may take, so that one channel at its rate
+# does not starve the others in the same round.
+CANDIDATES_PER_CLAIM = 4
+RATE_WINDOW = timedelta(minutes=1)
 
 
 def deliveries_claim(*, now: datetime, limit: int = 100, lease: timedelta = SEND_LEASE) -> list[int]:
@@ -51,19 +59,57 @@ def deliveries_claim(*, now: datetime, limit: int = 100, lease: timedelta = SEND
         **unfinished,
     )
     with transaction.atomic():
-        ids = list(
+        # A few more than asked: those of a channel at its rate are passed over, not claimed.
+        candidates = list(
             Delivery.objects.select_for_update(skip_locked=True, of=("self",))
             .filter(state__in=Delivery.UNFINISHED, next_attempt_at__lte=now, channel__enabled=True)
             .exclude(Exists(same_incident))
             .exclude(Exists(digest_holding_it))
             .exclude(Q(sequence=DIGEST_SEQUENCE) & Exists(earlier_digest))
             .order_by("next_attempt_at", "id")
-            .values_list("id", flat=True)[:limit]
+            .values_list("id", "channel_id", "channel__kind")[: limit * CANDIDATES_PER_CLAIM]
         )
+        ids = _within_rates(candidates, now=now, limit=limit)
         Delivery.objects.filter(id__in=ids).update(
             state=Delivery.State.SENDING, next_attempt_at=now + lease, attempts=F("attempts") + 1
         )
     return ids
+
+
+def _within_rates(candidates: Sequence[tuple[int, int, str]], *, now: datetime, limit: int) -> list[int]:
+    """Return the candidates to claim, in order, leaving out a channel's beyond its kind's rate per minute.
+
+    A channel's use is its attempts in the last minute and its deliveries being sent now; what
+    is left out stays due and is claimed once the minute moves on.
+    """
+    channels = {channel_id for _, channel_id, _ in candidates}
+    if not channels:
+        return []
+    used: Counter[int] = Counter(
+        dict(
+            DeliveryAttempt.objects.filter(at__gt=now - RATE_WINDOW, delivery__channel_id__in=channels)
+            .values_list("delivery__channel_id")
+            .annotate(count=Count("id"))
+            .values_list("delivery__channel_id", "count")
+        )
+    )
+    used.update(
+        dict(
+            Delivery.objects.filter(state=Delivery.State.SENDING, channel_id__in=channels)
+            .values_list("channel_id")
+            .annotate(count=Count("id"))
+            .values_list("channel_id", "count")
+        )
+    )
+    taken: list[int] = []
+    for delivery_id, channel_id, kind in candidates:
+        if used[channel_id] >= channel_kind(kind).rate_per_minute:
+            continue
+        used[channel_id] += 1
+        taken.append(delivery_id)
+        if len(taken) == limit:
+            break
+    return taken
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import timedelta
 
 import pytest
 
-from alerts.models import Delivery, DeliveryAttempt
+from alerts.models import Channel, Delivery, DeliveryAttempt, Notification
 from alerts.services import deliveries_claim, delivery_attempt_record, outbox_consume
 from alerts.services.deliveries import SEND_LEASE
 from tests.alerts.conftest import status_change
@@ -121,3 +122,27 @@ def test_a_resolve_of_a_digested_incident_waits_for_the_digest(make_check, now, 
     assert kinds(claimed) == ["incidents.digest"]  # the resolve waits for it
     delivered(claimed, digest_time)
     assert kinds(deliveries_claim(now=digest_time)) == ["incident.resolved"]
+
+
+def due_deliveries(channel, count: int, at) -> None:
+    """Make ``count`` tool-list notifications for ``channel``, each one delivery due at ``at``."""
+    for _ in range(count):
+        notification = Notification.objects.create(
+            organization=channel.organization, kind="healthcheck.tools_changed", at=at, audience=[channel.pk]
+        )
+        Delivery.objects.create(notification=notification, channel=channel, next_attempt_at=at, created_at=at)
+
+
+def test_a_channel_gets_at_most_its_kind_s_rate_a_minute_and_the_rest_wait(make_channel, now):
+    chat = make_channel(kind=Channel.Kind.APPRISE)  # 30 a minute
+    hook = make_channel()
+    due_deliveries(chat, 40, now)
+    due_deliveries(hook, 5, now)
+
+    first = deliveries_claim(now=now, limit=100)
+    delivered(first, now)
+
+    by_channel = Counter(Delivery.objects.get(pk=pk).channel_id for pk in first)
+    assert by_channel == {chat.pk: 30, hook.pk: 5}
+    assert deliveries_claim(now=now + timedelta(seconds=59), limit=100) == []
+    assert len(deliveries_claim(now=now + timedelta(seconds=61), limit=100)) == 10
