@@ -236,6 +236,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    # A published incident's status and its updates' share one set of words: one enum, named.
+    "ENUM_NAME_OVERRIDES": {"PublishedIncidentStatusEnum": "statuspages.models.PublishedIncident.Status"},
 }
 
 LOGGING = {
