@@ -154,9 +154,13 @@ def _regions_down(healthcheck_ids: Sequence[int]) -> dict[int, int]:
     return down
 
 
-def _incidents(page: StatusPage, queryset: QuerySet[PublishedIncident]) -> list[PublishedIncident]:
+def _incidents(
+    page: StatusPage, queryset: QuerySet[PublishedIncident], *, order: tuple[str, ...], limit: int
+) -> list[PublishedIncident]:
     return list(
-        queryset.filter(page=page).prefetch_related(
+        queryset.filter(page=page)
+        .order_by(*order)[:limit]
+        .prefetch_related(
             Prefetch("updates", queryset=IncidentUpdate.objects.order_by("-created_at", "-id")),
             Prefetch("components", queryset=Component.objects.only("id", "public_id", "display_name", "page_id")),
         )
@@ -360,7 +364,7 @@ def page_view(
     elif incidents == "recent":
         recent = now - timedelta(days=RECENT_INCIDENT_DAYS)
         chosen = chosen.exclude(status=PublishedIncident.Status.RESOLVED, resolved_at__lt=recent)
-    listed = _incidents(page, chosen.order_by("-created_at", "-id")[: api.INCIDENTS_LIMIT])
+    listed = _incidents(page, chosen, order=("-created_at", "-id"), limit=api.INCIDENTS_LIMIT)
     views: list[ComponentView] = []
     if history:
         zone = ZoneInfo(page.time_zone)
@@ -371,9 +375,9 @@ def page_view(
         mcp = _mcp_details([c.healthcheck_id for c in components if c.show_mcp_details])
         window_incidents = _incidents(
             page,
-            PublishedIncident.objects.exclude(resolved_at__lt=window_start).order_by("created_at", "id")[
-                :MAX_HISTORY_INCIDENTS
-            ],
+            PublishedIncident.objects.exclude(resolved_at__lt=window_start),
+            order=("created_at", "id"),
+            limit=MAX_HISTORY_INCIDENTS,
         )
         spans = _spans(window_incidents)
     for component in components:
@@ -445,9 +449,9 @@ def incident_history(*, page: StatusPage, year: int, now: datetime) -> list[Mont
     end = datetime(year + 1, 1, 1, tzinfo=zone)
     incidents = _incidents(
         page,
-        PublishedIncident.objects.filter(created_at__gte=start, created_at__lt=end).order_by("-created_at", "-id")[
-            :MAX_HISTORY_INCIDENTS
-        ],
+        PublishedIncident.objects.filter(created_at__gte=start, created_at__lt=end),
+        order=("-created_at", "-id"),
+        limit=MAX_HISTORY_INCIDENTS,
     )
     by_month: dict[int, list[PublishedIncident]] = defaultdict(list)
     for incident in incidents:

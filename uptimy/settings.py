@@ -15,6 +15,7 @@ from typing import Any, NotRequired, TypedDict
 import environ  # type: ignore[import-untyped]
 from django.core.exceptions import ImproperlyConfigured
 
+from probes.types import Status
 from uptimy import local_secrets
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -237,7 +238,10 @@ SPECTACULAR_SETTINGS = {
     "SERVE_AUTHENTICATION": [],
     "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
     # A published incident's status and its updates' share one set of words: one enum, named.
-    "ENUM_NAME_OVERRIDES": {"PublishedIncidentStatusEnum": "statuspages.models.PublishedIncident.Status"},
+    "ENUM_NAME_OVERRIDES": {
+        "PublishedIncidentStatusEnum": "statuspages.models.PublishedIncident.Status",
+        "HealthcheckStatusEnum": [status.value for status in Status],
+    },
 }
 
 LOGGING = {
