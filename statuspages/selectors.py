@@ -162,7 +162,12 @@ def _incidents(
         .order_by(*order)[:limit]
         .prefetch_related(
             Prefetch("updates", queryset=IncidentUpdate.objects.order_by("-created_at", "-id")),
-            Prefetch("components", queryset=Component.objects.only("id", "public_id", "display_name", "page_id")),
+            Prefetch(
+                "components",
+                queryset=Component.objects.only(
+                    "id", "public_id", "display_name", "page_id", "position", "created_at", "updated_at"
+                ),
+            ),
         )
     )
 
@@ -262,6 +267,7 @@ def _content(
         if view.component.group_id is not None:
             members[view.component.group_id].append(view)
     by_id = {group.id: str(group.public_id) for group in groups}
+    statuses = {view.component.id: view.status for view in views}
     shown: list[api.Component] = [_api_component(view, by_id) for view in views]
     for group in groups:
         own = members.get(group.id, [])
@@ -285,7 +291,7 @@ def _content(
         page=header,
         status=status,
         components=tuple(shown),
-        incidents=tuple(_api_incident(incident, url) for incident in incidents),
+        incidents=tuple(_api_incident(incident, url, statuses) for incident in incidents),
     )
 
 
@@ -304,7 +310,9 @@ def _api_component(view: ComponentView, group_ids: dict[int, str]) -> api.Compon
     )
 
 
-def _api_incident(incident: PublishedIncident, url: str) -> api.Incident:
+def _api_incident(
+    incident: PublishedIncident, url: str, statuses: dict[int, ComponentStatus]
+) -> api.Incident:
     incident_id = str(incident.public_id)
     return api.Incident(
         id=incident_id,
@@ -332,11 +340,11 @@ def _api_incident(incident: PublishedIncident, url: str) -> api.Incident:
             api.Component(
                 id=str(component.public_id),
                 name=component.display_name,
-                # The component's status now is on the page; here it is named, not re-read.
-                status=ComponentStatus.OPERATIONAL,
-                created_at=incident.created_at,
-                updated_at=incident.updated_at,
-                position=0,
+                status=statuses.get(component.id, ComponentStatus.OPERATIONAL),
+                created_at=component.created_at,
+                updated_at=component.updated_at,
+                position=component.position,
+                group_id=None,
             )
             for component in incident.components.all()
         ),
