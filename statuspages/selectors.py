@@ -182,7 +182,9 @@ def _history_intervals(
     """
     changes: dict[int, list[tuple[datetime, str, str]]] = defaultdict(list)
     rows = (
-        StatusChange.objects.filter(healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=now)
+        StatusChange.objects.filter(
+            healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=now
+        )
         .order_by("healthcheck_id", "at", "id")
         .values_list("healthcheck_id", "at", "from_status", "to_status")
     )
@@ -221,12 +223,14 @@ def _points(healthcheck_ids: Sequence[int], now: datetime) -> dict[int, list[Poi
         runs__gt=0,
     ).values_list("healthcheck_id", "start", "runs", "p50_ms")
     for hc_id, start, runs, p50 in rows:
+        if p50 is None:
+            continue
         total = sums[(hc_id, start)]
         total[0] += p50 * runs
         total[1] += runs
     points: dict[int, list[Point]] = defaultdict(list)
-    for (hc_id, start), (weighted, runs) in sorted(sums.items()):
-        points[hc_id].append((start, weighted / runs))
+    for (hc_id, start), (weighted, counted) in sorted(sums.items()):
+        points[hc_id].append((start, weighted / counted))
     return points
 
 
@@ -250,7 +254,9 @@ def _spans(incidents: Iterable[PublishedIncident]) -> dict[int, list[IncidentSpa
     spans: dict[int, list[IncidentSpan]] = defaultdict(list)
     for incident in incidents:
         for component in incident.components.all():
-            spans[component.id].append(IncidentSpan(incident.title, incident.created_at, incident.resolved_at))
+            spans[component.id].append(
+                IncidentSpan(incident.title, incident.created_at, incident.resolved_at)
+            )
     return spans
 
 
@@ -390,13 +396,19 @@ def page_view(
         spans = _spans(window_incidents)
     for component in components:
         hc = component.healthcheck
-        status = component_status(status=Status(hc.status), regions_down=down.get(hc.id, 0), in_maintenance=False)
+        status = component_status(
+            status=Status(hc.status), regions_down=down.get(hc.id, 0), in_maintenance=False
+        )
         if not history:
             views.append(ComponentView(component, status, down.get(hc.id, 0)))
             continue
         downtime, data = intervals[hc.id]
         bars = day_bars(
-            now=now, time_zone=page.time_zone, downtime=downtime, data=data, incidents=spans.get(component.id, ())
+            now=now,
+            time_zone=page.time_zone,
+            downtime=downtime,
+            data=data,
+            incidents=spans.get(component.id, ()),
         )
         views.append(
             ComponentView(

@@ -164,9 +164,11 @@ def login(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     status = 200
     if request.method == "POST":
         key = f"statuspages:login:{where.page.public_id.hex}:{_client(request)}"
-        tries = cache.get_or_set(key, 0, LOGIN_WINDOW)
+        tries = cache.get_or_set(key, 0, LOGIN_WINDOW) or 0
         if tries >= LOGIN_TRIES:
-            response = render(request, "statuspages/login.html", {"where": where, "page": where.page, "locked": True})
+            response = render(
+                request, "statuspages/login.html", {"where": where, "page": where.page, "locked": True}
+            )
             response.status_code = 429
             return _private_headers(response, where.page)
         password = request.POST.get("password", "")[:1024]

@@ -21,7 +21,11 @@ class StatusPageSerializer(serializers.ModelSerializer[StatusPage]):
     logo_url = serializers.CharField(max_length=2048, required=False, allow_blank=True)
     custom_domain = serializers.CharField(max_length=253, required=False, allow_blank=True, allow_null=True)
     password = serializers.CharField(
-        write_only=True, required=False, min_length=MIN_PASSWORD_LENGTH, max_length=1024, trim_whitespace=False
+        write_only=True,
+        required=False,
+        min_length=MIN_PASSWORD_LENGTH,
+        max_length=1024,
+        trim_whitespace=False,
     )
     domain_token = serializers.CharField(read_only=True)
     domain_record = serializers.SerializerMethodField()
@@ -112,9 +116,14 @@ class ComponentIdsField(serializers.ListField):
 
 class PublishedIncidentSerializer(serializers.ModelSerializer[PublishedIncident]):
     id = serializers.UUIDField(source="public_id", read_only=True)
-    components = ComponentIdsField(child=serializers.UUIDField(), required=False, max_length=MAX_AFFECTED_COMPONENTS)
+    components = ComponentIdsField(
+        child=serializers.UUIDField(), required=False, max_length=MAX_AFFECTED_COMPONENTS
+    )
     body = serializers.CharField(
-        write_only=True, required=False, max_length=MAX_BODY_CHARS, help_text="The first update's text (on create)."
+        write_only=True,
+        required=False,
+        max_length=MAX_BODY_CHARS,
+        help_text="The first update's text (on create).",
     )
     updates = IncidentUpdateSerializer(many=True, read_only=True)
 

@@ -1,21 +1,27 @@
 """Declare /api/v1/status-pages/: pages, and under each its components, groups, incidents and their updates."""
 
+from typing import Any
+
 from django.urls import path
 
 from statuspages.api import views
 
-LIST = {"get": "list", "post": "create"}
-DETAIL = {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
+LIST: dict[str, Any] = {"get": "list", "post": "create"}
+DETAIL: dict[str, Any] = {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
+VERIFY: dict[str, Any] = {"post": "verify_domain"}
+UPDATE_DETAIL: dict[str, Any] = {"get": "retrieve", "delete": "destroy"}
 
 urlpatterns = [
     path("", views.StatusPageViewSet.as_view(LIST), name="status-page-list"),
     path("<uuid:id>/", views.StatusPageViewSet.as_view(DETAIL), name="status-page-detail"),
     path(
         "<uuid:id>/verify-domain/",
-        views.StatusPageViewSet.as_view({"post": "verify_domain"}),
+        views.StatusPageViewSet.as_view(VERIFY),
         name="status-page-verify-domain",
     ),
-    path("<uuid:page_id>/components/", views.ComponentViewSet.as_view(LIST), name="status-page-component-list"),
+    path(
+        "<uuid:page_id>/components/", views.ComponentViewSet.as_view(LIST), name="status-page-component-list"
+    ),
     path(
         "<uuid:page_id>/components/<uuid:id>/",
         views.ComponentViewSet.as_view(DETAIL),
@@ -28,7 +34,9 @@ urlpatterns = [
         name="status-page-group-detail",
     ),
     path(
-        "<uuid:page_id>/incidents/", views.PublishedIncidentViewSet.as_view(LIST), name="status-page-incident-list"
+        "<uuid:page_id>/incidents/",
+        views.PublishedIncidentViewSet.as_view(LIST),
+        name="status-page-incident-list",
     ),
     path(
         "<uuid:page_id>/incidents/<uuid:id>/",
@@ -42,7 +50,7 @@ urlpatterns = [
     ),
     path(
         "<uuid:page_id>/incidents/<uuid:incident_id>/updates/<uuid:id>/",
-        views.IncidentUpdateViewSet.as_view({"get": "retrieve", "delete": "destroy"}),
+        views.IncidentUpdateViewSet.as_view(UPDATE_DETAIL),
         name="status-page-incident-update-detail",
     ),
 ]

@@ -78,7 +78,9 @@ class StatusPageViewSet(_Crud[StatusPage]):
         page = services.status_page_create(organization=self.organization, changes=serializer.validated_data)
         return self._shown(page, status.HTTP_201_CREATED)
 
-    def _change(self, instance: StatusPage, serializer: serializers.ModelSerializer[StatusPage]) -> StatusPage:
+    def _change(
+        self, instance: StatusPage, serializer: serializers.ModelSerializer[StatusPage]
+    ) -> StatusPage:
         return services.status_page_update(page=instance, changes=serializer.validated_data)
 
     def perform_destroy(self, instance: StatusPage) -> None:
@@ -88,7 +90,9 @@ class StatusPageViewSet(_Crud[StatusPage]):
     @action(detail=True, methods=["post"], url_path="verify-domain")
     def verify_domain(self, request: Request, id: UUID | None = None) -> Response:
         """Check that ``_uptimy.<custom domain>`` has a TXT record holding the page's token."""
-        page = services.status_page_verify_domain(page=self.get_object(), resolver=resolver, now=timezone.now())
+        page = services.status_page_verify_domain(
+            page=self.get_object(), resolver=resolver, now=timezone.now()
+        )
         return self._shown(page)
 
 
@@ -101,9 +105,11 @@ class _OnPage(_Crud[_M]):
     def page(self) -> StatusPage:
         cached = getattr(self, "_page", None)
         if cached is None:
-            cached = selectors.status_pages_of(organization=self.organization).filter(
-                public_id=self.kwargs["page_id"]
-            ).first()
+            cached = (
+                selectors.status_pages_of(organization=self.organization)
+                .filter(public_id=self.kwargs["page_id"])
+                .first()
+            )
             if cached is None:
                 raise Http404("No status page with this id.")
             self._page = cached
@@ -171,13 +177,17 @@ class PublishedIncidentViewSet(_OnPage[PublishedIncident]):
         data = self._valid().validated_data
         if not data.get("body"):
             raise serializers.ValidationError({"body": ["Say what is happening: the first update's text."]})
-        incident = services.incident_create(page=self.page, changes=data, body=data["body"], now=timezone.now())
+        incident = services.incident_create(
+            page=self.page, changes=data, body=data["body"], now=timezone.now()
+        )
         return self._shown(self.get_queryset().get(pk=incident.pk), status.HTTP_201_CREATED)
 
     def _change(
         self, instance: PublishedIncident, serializer: serializers.ModelSerializer[PublishedIncident]
     ) -> PublishedIncident:
-        changed = services.incident_update(incident=instance, changes=serializer.validated_data, now=timezone.now())
+        changed = services.incident_update(
+            incident=instance, changes=serializer.validated_data, now=timezone.now()
+        )
         return self.get_queryset().get(pk=changed.pk)
 
     def perform_destroy(self, instance: PublishedIncident) -> None:

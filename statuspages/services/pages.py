@@ -35,13 +35,19 @@ def _zones() -> frozenset[str]:
 def _time_zone(name: Any) -> str:
     if not isinstance(name, str) or name not in _zones():
         raise ServiceError("time_zone", "Unknown time zone: use an IANA name such as Europe/Paris or UTC.")
-    return name
+    return str(name)
 
 
-def _logo_url(url: Any) -> str:
-    url = str(url or "")
-    if url and urlsplit(url).scheme.lower() not in ("https", "http"):
-        raise ServiceError("logo_url", "The logo URL must start with https:// or http://.")
+def _logo_url(value: Any) -> str:
+    url = str(value or "")
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme.lower() not in ("https", "http") or not parts.netloc:
+        raise ServiceError("logo_url", "The logo URL must be an https:// or http:// address.")
     return url
 
 
@@ -50,7 +56,9 @@ def _custom_domain(domain: Any) -> str | None:
         return None
     normal = str(domain).strip().lower().removesuffix(".")
     if not _DOMAIN.match(normal):
-        raise ServiceError("custom_domain", "Give a host name such as status.example.com, without scheme or path.")
+        raise ServiceError(
+            "custom_domain", "Give a host name such as status.example.com, without scheme or path."
+        )
     return normal
 
 

@@ -49,7 +49,9 @@ def change():
     """Return a function that records a status change of a check at a moment."""
 
     def record(check: Healthcheck, at: datetime, from_status: str, to_status: str) -> StatusChange:
-        return StatusChange.objects.create(healthcheck=check, at=at, from_status=from_status, to_status=to_status)
+        return StatusChange.objects.create(
+            healthcheck=check, at=at, from_status=from_status, to_status=to_status
+        )
 
     return record
 

@@ -52,6 +52,8 @@ def test_a_page_is_changed_and_deleted(client, created):
         ({"time_zone": "europe/paris"}, "time_zone"),
         ({"logo_url": "javascript:alert(1)"}, "logo_url"),
         ({"logo_url": "ftp://example.com/logo.png"}, "logo_url"),
+        ({"logo_url": "https://[::1/logo.png"}, "logo_url"),
+        ({"logo_url": "https:logo.png"}, "logo_url"),
         ({"slug": "not a slug"}, "slug"),
         ({"access": "password"}, "password"),
         ({"access": "password", "password": "short"}, "password"),
@@ -79,7 +81,8 @@ def test_a_password_page_takes_a_password_and_never_answers_it(client, db):
     assert "password" not in answer.json()
     assert "correct horse" not in answer.content.decode()
     page = StatusPage.objects.get()
-    assert page.password_hash and "correct horse" not in page.password_hash
+    assert page.password_hash
+    assert "correct horse" not in page.password_hash
 
 
 def test_a_read_only_key_reads_but_cannot_write(read_client, client, created):
@@ -87,7 +90,9 @@ def test_a_read_only_key_reads_but_cannot_write(read_client, client, created):
     assert read_client.post(URL, {**PAGE, "slug": "other"}, format="json").status_code == 403
     assert read_client.patch(f"{URL}{created['id']}/", {"title": "x"}, format="json").status_code == 403
     assert read_client.delete(f"{URL}{created['id']}/").status_code == 403
-    assert read_client.post(f"{URL}{created['id']}/groups/", {"name": "Core"}, format="json").status_code == 403
+    assert (
+        read_client.post(f"{URL}{created['id']}/groups/", {"name": "Core"}, format="json").status_code == 403
+    )
 
 
 def test_no_key_is_a_401(db):
@@ -119,7 +124,9 @@ def test_a_component_shows_a_healthcheck_of_the_organization(client, created, ch
     url = f"{URL}{created['id']}/components/"
     group = client.post(f"{URL}{created['id']}/groups/", {"name": "Core"}, format="json").json()
     answer = client.post(
-        url, {"healthcheck": str(check.public_id), "group": group["id"], "show_mcp_details": True}, format="json"
+        url,
+        {"healthcheck": str(check.public_id), "group": group["id"], "show_mcp_details": True},
+        format="json",
     )
     assert answer.status_code == 201, answer.content
     component = answer.json()
@@ -137,14 +144,20 @@ def test_another_organizations_healthcheck_is_refused_like_a_missing_one(
     foreign = client.post(url, {"healthcheck": str(make_check(other_org).public_id)}, format="json")
     missing = client.post(url, {"healthcheck": str(uuid.uuid4())}, format="json")
     assert foreign.status_code == missing.status_code == 400
-    assert foreign.json() == missing.json() == {"healthcheck": ["No healthcheck with this id in your organization."]}
+    assert (
+        foreign.json()
+        == missing.json()
+        == {"healthcheck": ["No healthcheck with this id in your organization."]}
+    )
 
 
 def test_a_group_of_another_page_is_refused(client, created, check):
     other = client.post(URL, {**PAGE, "slug": "second"}, format="json").json()
     group = client.post(f"{URL}{other['id']}/groups/", {"name": "Theirs"}, format="json").json()
     answer = client.post(
-        f"{URL}{created['id']}/components/", {"healthcheck": str(check.public_id), "group": group["id"]}, format="json"
+        f"{URL}{created['id']}/components/",
+        {"healthcheck": str(check.public_id), "group": group["id"]},
+        format="json",
     )
     assert (answer.status_code, list(answer.json())) == (400, ["group"])
 
@@ -164,7 +177,9 @@ def test_deleting_a_group_keeps_its_components_ungrouped(client, created, check)
 
 def test_an_incident_is_published_updated_and_resolved(client, created, check):
     base = f"{URL}{created['id']}"
-    component = client.post(f"{base}/components/", {"healthcheck": str(check.public_id)}, format="json").json()
+    component = client.post(
+        f"{base}/components/", {"healthcheck": str(check.public_id)}, format="json"
+    ).json()
     answer = client.post(
         f"{base}/incidents/",
         {"title": "Errors", "impact": "major", "components": [component["id"]], "body": "Looking into it."},
@@ -206,7 +221,9 @@ def test_another_organizations_incident_updates_are_404s(client, other_client, c
     incident = client.post(f"{base}/incidents/", {"title": "Errors", "body": "b"}, format="json").json()
     updates = f"{base}/incidents/{incident['id']}/updates/"
     assert other_client.get(updates).status_code == 404
-    assert other_client.post(updates, {"status": "resolved", "body": "mine"}, format="json").status_code == 404
+    assert (
+        other_client.post(updates, {"status": "resolved", "body": "mine"}, format="json").status_code == 404
+    )
 
 
 # --- custom domains -----------------------------------------------------------------------------
@@ -241,7 +258,9 @@ def test_a_missing_txt_record_is_a_400_naming_the_domain(client, created, monkey
 
 def test_a_domain_another_page_has_is_refused(client, created):
     client.patch(f"{URL}{created['id']}/", {"custom_domain": "status.acme.example"}, format="json")
-    answer = client.post(URL, {**PAGE, "slug": "second", "custom_domain": "status.acme.example"}, format="json")
+    answer = client.post(
+        URL, {**PAGE, "slug": "second", "custom_domain": "status.acme.example"}, format="json"
+    )
     assert (answer.status_code, list(answer.json())) == (400, ["custom_domain"])
 
 

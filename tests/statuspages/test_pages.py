@@ -85,7 +85,10 @@ def test_published_incidents_show_with_their_updates_newest_first(web, org, make
     page = make_page(org)
     now = timezone.now()
     incident = services.incident_create(
-        page=page, changes={"title": "Logins fail", "impact": "major"}, body="We are looking.", now=now - timedelta(hours=1)
+        page=page,
+        changes={"title": "Logins fail", "impact": "major"},
+        body="We are looking.",
+        now=now - timedelta(hours=1),
     )
     services.incident_update_add(incident=incident, status="identified", body="A bad deploy.", now=now)
     document = parse(web.get(f"/s/{page.slug}/").content)
@@ -157,7 +160,8 @@ def test_the_right_password_sets_a_signed_cookie_that_opens_the_page(web, privat
     answer = sign_in(web, private_page, "correct horse")
     assert (answer.status_code, answer["Location"]) == (302, f"/s/{private_page.slug}/")
     cookie = answer.cookies[f"sp_{private_page.public_id.hex}"]
-    assert cookie["httponly"] and cookie["samesite"] == "Lax"
+    assert cookie["httponly"]
+    assert cookie["samesite"] == "Lax"
     opened = web.get(f"/s/{private_page.slug}/")
     assert opened.status_code == 200
     assert opened["Cache-Control"] == "private, no-store"
@@ -194,7 +198,9 @@ def domain_page(org, make_page, make_check, add_component, settings):
 
 
 def verify(page, records):
-    return services.status_page_verify_domain(page=page, resolver=lambda name: records.get(name, []), now=timezone.now())
+    return services.status_page_verify_domain(
+        page=page, resolver=lambda name: records.get(name, []), now=timezone.now()
+    )
 
 
 def test_a_verified_domain_answers_by_host_header(web, domain_page):

@@ -83,7 +83,9 @@ def test_paused_and_pending_time_is_no_data_not_uptime(org, make_check, make_pag
     assert bars[-40].level is BarLevel.UP
 
 
-def test_a_page_in_another_zone_cuts_days_at_its_own_midnight(org, make_check, make_page, add_component, change):
+def test_a_page_in_another_zone_cuts_days_at_its_own_midnight(
+    org, make_check, make_page, add_component, change
+):
     page = make_page(org, time_zone="Asia/Tokyo")
     check = make_check(org, now=NOW)
     # 20 Nov 23:30 UTC is 21 Nov 08:30 in Tokyo.
@@ -121,7 +123,9 @@ def test_the_page_status_blends_components_and_open_incidents(org, make_check, m
     page = make_page(org)
     add_component(page, make_check(org, status="up", now=NOW))
     assert view_of(page).status.indicator is Indicator.NONE
-    services.incident_create(page=page, changes={"title": "Slow logins", "impact": "major"}, body="Looking", now=NOW)
+    services.incident_create(
+        page=page, changes={"title": "Slow logins", "impact": "major"}, body="Looking", now=NOW
+    )
     assert view_of(page).status.indicator is Indicator.MAJOR
 
 
@@ -134,7 +138,9 @@ def test_response_times_are_hourly_medians_weighted_by_runs_across_regions(
     hour = NOW - timedelta(hours=2)
     Rollup.objects.create(healthcheck=check, region=first, period="hour", start=hour, runs=3, p50_ms=100)
     Rollup.objects.create(healthcheck=check, region=second, period="hour", start=hour, runs=1, p50_ms=200)
-    Rollup.objects.create(healthcheck=check, region=first, period="hour", start=NOW - timedelta(days=3), runs=1, p50_ms=9)
+    Rollup.objects.create(
+        healthcheck=check, region=first, period="hour", start=NOW - timedelta(days=3), runs=1, p50_ms=9
+    )
     add_component(page, check)
     assert only_component(page).points == ((hour, 125.0),)
 
@@ -163,10 +169,16 @@ def test_mcp_details_are_the_latest_results_and_only_where_asked(org, make_check
     assert details["hidden"] is None
 
 
-def test_only_show_when_not_operational_hides_an_operational_component(org, make_check, make_page, add_component):
+def test_only_show_when_not_operational_hides_an_operational_component(
+    org, make_check, make_page, add_component
+):
     page = make_page(org)
-    add_component(page, make_check(org, name="quiet", status="up", now=NOW), only_show_when_not_operational=True)
-    add_component(page, make_check(org, name="loud", status="down", now=NOW), only_show_when_not_operational=True)
+    add_component(
+        page, make_check(org, name="quiet", status="up", now=NOW), only_show_when_not_operational=True
+    )
+    add_component(
+        page, make_check(org, name="loud", status="down", now=NOW), only_show_when_not_operational=True
+    )
     shown = [view.name for section in view_of(page).sections for view in section.components]
     assert shown == ["loud"]
 
@@ -180,10 +192,17 @@ def _page_with(org, make_check, make_page, add_component, change, count):
         change(check, NOW - timedelta(days=5), "up", "down")
         change(check, NOW - timedelta(days=5, minutes=-30), "down", "up")
         RegionState.objects.create(healthcheck=check, region=region, status="up")
-        Rollup.objects.create(healthcheck=check, region=region, period="hour", start=NOW - timedelta(hours=1), runs=1, p50_ms=50)
-        component = add_component(page, check, show_mcp_details=True, group=group.public_id if index % 2 else None)
+        Rollup.objects.create(
+            healthcheck=check, region=region, period="hour", start=NOW - timedelta(hours=1), runs=1, p50_ms=50
+        )
+        component = add_component(
+            page, check, show_mcp_details=True, group=group.public_id if index % 2 else None
+        )
         services.incident_create(
-            page=page, changes={"title": f"incident {index}", "components": [component.public_id]}, body="b", now=NOW
+            page=page,
+            changes={"title": f"incident {index}", "components": [component.public_id]},
+            body="b",
+            now=NOW,
         )
     return page
 
@@ -212,12 +231,16 @@ def test_a_fifty_component_page_reads_in_a_bounded_number_of_queries(
     html_queries = _queries(page)
     elapsed = time.perf_counter() - started
     json_queries = _queries(page, history=False, incidents="unresolved")
-    print(f"\n50 components on {connection.vendor}: html {html_queries} queries in {elapsed * 1000:.0f} ms, json {json_queries} queries")
+    print(
+        f"\n50 components on {connection.vendor}: html {html_queries} queries in {elapsed * 1000:.0f} ms, json {json_queries} queries"
+    )
     assert html_queries <= 15
     assert json_queries <= 8
 
 
-def test_the_history_reads_the_same_on_postgresql(postgres, org, make_check, make_page, add_component, change):
+def test_the_history_reads_the_same_on_postgresql(
+    postgres, org, make_check, make_page, add_component, change
+):
     page = make_page(org, time_zone="America/New_York")
     check = make_check(org, now=NOW)
     change(check, datetime(2026, 11, 2, 4, 30, tzinfo=UTC), "up", "down")  # 23:30 on 1 Nov in New York
