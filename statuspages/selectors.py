@@ -202,7 +202,11 @@ def _history_intervals(
             at = max(at, begin)
             if at > cursor:
                 if status in MEASURED:
-                    data.append(Interval(cursor, at))
+                    # Measured stretches join across up/down/degraded changes: one interval, not hundreds.
+                    if data and data[-1].end == cursor:
+                        data[-1] = Interval(data[-1].start, at)
+                    else:
+                        data.append(Interval(cursor, at))
                 if status == Status.DOWN.value:
                     down.append(Interval(cursor, at))
                 cursor = at

@@ -16,11 +16,13 @@ from typing import Any
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import render
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_GET, require_http_methods
 
 from statuspages import selectors, services
+from statuspages.cache import HTML_SECONDS, html_key
 from statuspages.models import StatusPage
 from statuspages.render import statuspage_api as api
 from statuspages.render.chart import response_time_svg
@@ -104,6 +106,15 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     where = _where(request, slug)
     if not _may_read(request, where.page):
         return HttpResponseRedirect(where.prefix + "login/")
+    key = html_key(where.page.pk, where.url)
+    html = cache.get(key)
+    if html is None:
+        html = _page_html(request, where)
+        cache.set(key, html, HTML_SECONDS)
+    return _private_headers(HttpResponse(html), where.page)
+
+
+def _page_html(request: HttpRequest, where: Where) -> str:
     view = selectors.page_view(page=where.page, now=timezone.now(), url=where.url)
     zone = where.page.time_zone
     sections = [
@@ -124,7 +135,7 @@ def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         for section in view.sections
     ]
     context = {"where": where, "page": where.page, "view": view, "sections": sections}
-    return _private_headers(render(request, "statuspages/page.html", context), where.page)
+    return render_to_string("statuspages/page.html", context, request=request)
 
 
 @require_GET

@@ -9,6 +9,7 @@ from django.db import transaction
 
 from monitors.errors import ServiceError
 from monitors.models import Healthcheck
+from statuspages.cache import page_changed
 from statuspages.models import Component, ComponentGroup, StatusPage
 
 COMPONENT_FIELDS = (
@@ -55,6 +56,7 @@ def component_create(*, page: StatusPage, changes: Mapping[str, Any]) -> Compone
     if not component.display_name:
         component.display_name = component.healthcheck.name
     component.save()
+    page_changed(page.pk)
     return component
 
 
@@ -62,15 +64,19 @@ def component_create(*, page: StatusPage, changes: Mapping[str, Any]) -> Compone
 def component_update(*, component: Component, changes: Mapping[str, Any]) -> Component:
     _apply(component, component.page, changes)
     component.save()
+    page_changed(component.page_id)
     return component
 
 
 def component_delete(*, component: Component) -> None:
+    page_changed(component.page_id)
     component.delete()
 
 
 def group_create(*, page: StatusPage, name: str, position: int = 0) -> ComponentGroup:
-    return ComponentGroup.objects.create(page=page, name=name, position=position)
+    group = ComponentGroup.objects.create(page=page, name=name, position=position)
+    page_changed(page.pk)
+    return group
 
 
 def group_update(*, group: ComponentGroup, changes: Mapping[str, Any]) -> ComponentGroup:
@@ -78,9 +84,11 @@ def group_update(*, group: ComponentGroup, changes: Mapping[str, Any]) -> Compon
         if field in changes:
             setattr(group, field, changes[field])
     group.save()
+    page_changed(group.page_id)
     return group
 
 
 def group_delete(*, group: ComponentGroup) -> None:
     """Remove the group; its components stay on the page, ungrouped."""
+    page_changed(group.page_id)
     group.delete()

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from monitors.errors import ServiceError
+from statuspages.cache import page_changed
 from statuspages.models import Component, IncidentUpdate, PublishedIncident, StatusPage
 
 Status = PublishedIncident.Status
@@ -47,6 +48,7 @@ def incident_create(
     if "components" in changes:
         incident.components.set(_components(page, changes["components"]))
     IncidentUpdate.objects.create(incident=incident, status=incident.status, body=body, created_at=now)
+    page_changed(page.pk)
     return incident
 
 
@@ -64,6 +66,7 @@ def incident_update(
         incident.components.set(_components(incident.page, changes["components"]))
     incident.updated_at = now
     incident.save()
+    page_changed(incident.page_id)
     return incident
 
 
@@ -76,12 +79,15 @@ def incident_update_add(
     _set_status(locked, status, now)
     locked.updated_at = now
     locked.save()
+    page_changed(locked.page_id)
     return IncidentUpdate.objects.create(incident=locked, status=status, body=body, created_at=now)
 
 
 def incident_delete(*, incident: PublishedIncident) -> None:
+    page_changed(incident.page_id)
     incident.delete()
 
 
 def incident_update_delete(*, update: IncidentUpdate) -> None:
+    page_changed(update.incident.page_id)
     update.delete()

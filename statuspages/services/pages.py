@@ -15,6 +15,7 @@ from django.db import IntegrityError, transaction
 
 from monitors.errors import ServiceError
 from monitors.models import Organization
+from statuspages.cache import page_changed
 from statuspages.models import StatusPage, domain_token
 
 PAGE_FIELDS = ("slug", "title", "description", "logo_url", "time_zone", "access", "password", "custom_domain")
@@ -105,6 +106,7 @@ def _save(page: StatusPage) -> StatusPage:
     except IntegrityError:
         # Two requests raced for the same slug or domain: the constraint decided.
         raise ServiceError("slug", "This slug or domain is taken; choose another.") from None
+    page_changed(page.pk)
     return page
 
 
@@ -122,6 +124,7 @@ def status_page_update(*, page: StatusPage, changes: Mapping[str, Any]) -> Statu
 
 
 def status_page_delete(*, page: StatusPage) -> None:
+    page_changed(page.pk)
     page.delete()
 
 
@@ -149,4 +152,5 @@ def status_page_verify_domain(*, page: StatusPage, resolver: TxtResolver, now: d
         )
     page.domain_verified_at = now
     page.save(update_fields=["domain_verified_at", "updated_at"])
+    page_changed(page.pk)
     return page

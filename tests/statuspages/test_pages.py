@@ -236,3 +236,23 @@ def test_changing_the_domain_needs_a_new_verification(web, domain_page, settings
     assert domain_page.domain_token != old_token
     assert web.get("/", HTTP_HOST="other.example").status_code == 404
     assert web.get("/", HTTP_HOST=DOMAIN).status_code == 404
+
+
+# --- the kept HTML -------------------------------------------------------------------------------
+
+
+def test_the_html_is_kept_for_a_while_but_an_owners_change_shows_at_once(
+    web, org, make_check, make_page, add_component
+):
+    page = make_page(org)
+    check = make_check(org, name="API", status="up")
+    add_component(page, check)
+    assert parse(web.get(f"/s/{page.slug}/").content).one("status-label").text == "Operational"
+    # A healthcheck's new status waits for the kept HTML to expire (30 s, the page's max-age) …
+    type(check).objects.filter(pk=check.pk).update(status="down")
+    assert parse(web.get(f"/s/{page.slug}/").content).one("status-label").text == "Operational"
+    # … while anything the owner writes through the services shows on the next request.
+    services.incident_create(page=page, changes={"title": "API down"}, body="Looking.", now=timezone.now())
+    document = parse(web.get(f"/s/{page.slug}/").content)
+    assert document.one("incident-title").text == "API down"
+    assert document.one("status-label").text == "Major outage"
