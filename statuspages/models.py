@@ -28,7 +28,8 @@ class StatusPage(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     title = models.CharField(max_length=200)
     description = models.TextField(blank=True, default="")
-    logo_url = models.URLField(max_length=2048, blank=True, default="")
+    # An http(s) address, checked by the services (statuspages/services/pages.py).
+    logo_url = models.CharField(max_length=2048, blank=True, default="")
     time_zone = models.CharField(max_length=64, default="UTC", help_text="An IANA time zone name.")
     access = models.CharField(max_length=16, choices=Access.choices, default=Access.PUBLIC)
     # Django's password hasher format; empty for a public page.
