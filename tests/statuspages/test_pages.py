@@ -256,3 +256,20 @@ def test_the_html_is_kept_for_a_while_but_an_owners_change_shows_at_once(
     document = parse(web.get(f"/s/{page.slug}/").content)
     assert document.one("incident-title").text == "API down"
     assert document.one("status-label").text == "Major outage"
+
+
+def test_the_password_form_carries_its_csrf_token(private_page):
+    browser = Client(enforce_csrf_checks=True)
+    form = parse(browser.get(f"/s/{private_page.slug}/login/").content).one("login")
+    token = next(field for field in form.all(tag="input") if field.attrs.get("name") == "csrfmiddlewaretoken")
+    answer = browser.post(
+        f"/s/{private_page.slug}/login/",
+        {"password": "correct horse", "csrfmiddlewaretoken": token.attrs["value"]},
+    )
+    assert answer.status_code == 302
+    assert (
+        Client(enforce_csrf_checks=True)
+        .post(f"/s/{private_page.slug}/login/", {"password": "correct horse"})
+        .status_code
+        == 403
+    )
