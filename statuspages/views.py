@@ -255,6 +255,10 @@ def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) ->
         response = HttpResponse(status=304)
     else:
         response = HttpResponse(body, content_type="application/json")
+        if request.method == "HEAD":
+            # The headers a GET would have (its length too), without the body.
+            response.content = b""
+            response["Content-Length"] = str(len(body))
     response["ETag"] = etag
     if where.page.is_private:
         response["Cache-Control"] = f"private, max-age={JSON_MAX_AGE}"

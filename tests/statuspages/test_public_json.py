@@ -151,3 +151,11 @@ def test_an_unknown_page_is_a_json_404(web, db):
 def test_writing_to_the_json_is_refused(web, page):
     answer = web.post(f"/s/{page.slug}/api/v2/summary.json")
     assert (answer.status_code, answer["Allow"]) == (405, "GET, HEAD")
+
+
+def test_head_answers_the_headers_of_a_get_without_the_body(web, page):
+    got = get(web, page, "summary")
+    head = web.head(f"/s/{page.slug}/api/v2/summary.json")
+    assert (head.status_code, head.content) == (200, b"")
+    assert head["ETag"] == got["ETag"]
+    assert head["Content-Length"] == str(len(got.content))
