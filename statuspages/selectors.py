@@ -394,7 +394,8 @@ def page_view(
         window_incidents = _incidents(
             page,
             PublishedIncident.objects.exclude(resolved_at__lt=window_start),
-            order=("created_at", "id"),
+            # Newest kept when a window holds more than the cap.
+            order=("-created_at", "-id"),
             limit=MAX_HISTORY_INCIDENTS,
         )
         spans = _spans(window_incidents)
