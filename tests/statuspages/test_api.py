@@ -275,3 +275,19 @@ def test_the_schema_documents_the_status_page_api(client):
         "/api/v1/status-pages/{page_id}/incidents/",
         "/api/v1/status-pages/{page_id}/incidents/{incident_id}/updates/",
     } <= set(paths)
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ('{"title": "A\\u0000B"}', "title"),
+        ('{"title": "A\\ud800B"}', "title"),
+        ('{"description": ' + "[" * 100 + "]" * 100 + "}", "detail"),
+    ],
+    ids=["nul", "lone surrogate", "deep nesting"],
+)
+def test_a_hostile_body_is_a_400_and_changes_nothing(client, created, body, field):
+    answer = client.generic("PATCH", f"{URL}{created['id']}/", body, content_type="application/json")
+    assert answer.status_code == 400
+    assert field in answer.json()
+    assert StatusPage.objects.get().title == PAGE["title"]
