@@ -2,7 +2,12 @@ from django.apps import AppConfig
 
 
 class AlertsConfig(AppConfig):
-    """Incidents, channels and the notification ledger (built by a later issue)."""
+    """Incidents, channels and the notification ledger."""
 
     default_auto_field = "django.db.models.BigAutoField"
     name = "alerts"
+
+    def ready(self) -> None:
+        # Register the alerts tasks in every process, the embedded worker's included: it runs
+        # each beat entry by task name, and monitors (below alerts) must not import them.
+        from alerts import tasks  # noqa: F401

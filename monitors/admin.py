@@ -13,6 +13,8 @@ from monitors.models import (
     CauseChange,
     Healthcheck,
     HealthcheckTag,
+    MaintenanceWindow,
+    MaintenanceWindowTag,
     Membership,
     Organization,
     OutboxBatch,
@@ -199,3 +201,18 @@ class OutboxBatchAdmin(ReadOnlyAdmin[OutboxBatch]):
 
     list_display = ["region", "created_at", "publish_after", "republished"]
     list_filter = ["region"]
+
+
+@admin.register(MaintenanceWindow)
+class MaintenanceWindowAdmin(ReadOnlyAdmin[MaintenanceWindow]):
+    """Show maintenance windows; they are written through the API, whose services check the schedule."""
+
+    list_display = ["name", "organization", "starts_at", "duration", "rrule", "timezone", "ends_at"]
+    search_fields = ["name", "organization__slug"]
+    list_select_related = ["organization"]
+
+
+@admin.register(MaintenanceWindowTag)
+class MaintenanceWindowTagAdmin(ReadOnlyAdmin[MaintenanceWindowTag]):
+    list_display = ["name", "window"]
+    search_fields = ["name"]

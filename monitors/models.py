@@ -7,6 +7,7 @@ rather than a field with choices, so adding a check type never migrates existing
 from __future__ import annotations
 
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -289,6 +290,9 @@ class ProbeResult(models.Model):
     tls_ms = models.FloatField(null=True, blank=True)
     ttfb_ms = models.FloatField(null=True, blank=True)
     total_ms = models.FloatField(null=True, blank=True)
+    in_maintenance = models.BooleanField(
+        default=False, help_text="Taken inside a maintenance window: left out of uptime and rollups."
+    )
 
     class Meta:
         constraints = [
@@ -460,3 +464,59 @@ class OutboxBatch(models.Model):
 
     def __str__(self) -> str:
         return f"{self.region}: {len(self.items)} runs, after {self.publish_after}"
+
+
+class MaintenanceWindow(models.Model):
+    """Mark when chosen healthchecks are under maintenance: once, or by an RFC 5545 rule in a time zone.
+
+    Results taken inside a window are recorded with ``in_maintenance`` and left out of uptime;
+    checks keep running and status changes are still recorded (alerts hold them back). The
+    schedule's rules are pure (monitors.maintenance); ``ends_at`` is stored for the time filter.
+    """
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="maintenance_windows"
+    )
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    starts_at = models.DateTimeField(help_text="The start of the window, or of the rule's first occurrence.")
+    duration = models.DurationField(help_text="How long the window, or each occurrence, lasts.")
+    rrule = models.CharField(
+        max_length=500, blank=True, default="", help_text="An RFC 5545 RRULE; empty for a one-off window."
+    )
+    timezone = models.CharField(max_length=64, default="UTC", help_text="The IANA zone the rule runs in.")
+    # When the last occurrence ends (for UNTIL, a bound past it); null while the series never ends.
+    # Derived from the schedule on every write: the recorder's time filter reads it.
+    ends_at = models.DateTimeField(null=True, blank=True)
+    healthchecks = models.ManyToManyField(Healthcheck, related_name="maintenance_windows", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-starts_at", "-id"]
+        indexes = [
+            # The recorder's and the selectors' scan: an organization's windows not over yet.
+            models.Index(fields=["organization", "ends_at", "starts_at"], name="maintenance_org_ends"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(duration__gt=timedelta(0)), name="maintenance_duration_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class MaintenanceWindowTag(models.Model):
+    """Apply a window to every healthcheck with this tag, now or later; a row per tag, like HealthcheckTag."""
+
+    window = models.ForeignKey(MaintenanceWindow, on_delete=models.CASCADE, related_name="tag_rows")
+    name = models.CharField(max_length=64)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["window", "name"], name="maintenance_tag_unique")]
+
+    def __str__(self) -> str:
+        return self.name

@@ -378,11 +378,7 @@ def cause_of(
     """
     if verdict.status not in (Status.DOWN, Status.DEGRADED):
         return None
-    kinds = [kind for kind in verdict.failed_regions.values()]
-    if kinds:
-        kind = min(set(kinds), key=lambda item: (-kinds.count(item), item))
-    else:
-        kind = SLOW if verdict.slow_regions else ""
+    kind = main_kind(verdict.failed_regions, slow=bool(verdict.slow_regions))
     given = reasons or {}
     sentences = [
         given[slug]
@@ -391,6 +387,17 @@ def cause_of(
     ]
     reason = sentences[0] if sentences else verdict.reason
     return Cause(kind, reason, dict(verdict.failed_regions), tuple(sorted(set(missing_tools))))
+
+
+def main_kind(failed_regions: Mapping[str, str], *, slow: bool) -> str:
+    """Return the kind most failing regions share (ties: the first by name); ``slow`` or ``""`` without one.
+
+    Also what readers of a StatusChange (which keeps the regions, not the kind) call to name its cause.
+    """
+    kinds = list(failed_regions.values())
+    if kinds:
+        return min(set(kinds), key=lambda item: (-kinds.count(item), item))
+    return SLOW if slow else ""
 
 
 def cause_changed(previous: Cause | None, current: Cause | None) -> bool:

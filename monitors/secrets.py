@@ -1,4 +1,4 @@
-"""Encrypt and decrypt stored secrets (header values) with UPTIMY_SECRETS_KEY.
+"""Encrypt and decrypt stored secrets (header values, alert channels' configs) with UPTIMY_SECRETS_KEY.
 
 Fernet (AES-128-CBC + HMAC) from ``cryptography``; the configured passphrase is stretched to a
 Fernet key with SHA-256 so operators may set any string. Several comma-separated keys rotate:
@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 from functools import lru_cache
+from typing import Any
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from django.conf import settings
@@ -32,23 +33,33 @@ def _cipher(keys: str) -> MultiFernet:
     return MultiFernet(fernets)
 
 
+def encrypt_document(document: object) -> str:
+    """Return the ciphertext of a JSON-serializable ``document``."""
+    plain = json.dumps(document, separators=(",", ":")).encode()
+    return _cipher(settings.UPTIMY_SECRETS_KEY).encrypt(plain).decode()
+
+
+def decrypt_document(token: str, *, what: str) -> Any:
+    """Return the JSON document stored in ``token``; raise SecretUnreadable (naming ``what``) if no key opens it."""
+    try:
+        plain = _cipher(settings.UPTIMY_SECRETS_KEY).decrypt(token.encode())
+    except InvalidToken:
+        raise SecretUnreadable(f"stored {what} can't be decrypted with UPTIMY_SECRETS_KEY") from None
+    return json.loads(plain)
+
+
 def encrypt_headers(headers: dict[str, str]) -> str:
     """Return the ciphertext of ``headers`` (empty string for none, so nothing is stored)."""
     if not headers:
         return ""
-    plain = json.dumps(list(headers.items()), separators=(",", ":")).encode()
-    return _cipher(settings.UPTIMY_SECRETS_KEY).encrypt(plain).decode()
+    return encrypt_document(list(headers.items()))
 
 
 def decrypt_headers(token: str) -> dict[str, str]:
     """Return the headers stored in ``token``; raise SecretUnreadable if no key opens it."""
     if not token:
         return {}
-    try:
-        plain = _cipher(settings.UPTIMY_SECRETS_KEY).decrypt(token.encode())
-    except InvalidToken:
-        raise SecretUnreadable("stored header values can't be decrypted with UPTIMY_SECRETS_KEY") from None
-    return dict(json.loads(plain))
+    return dict(decrypt_document(token, what="header values"))
 
 
 def masked(headers: dict[str, str]) -> dict[str, str]:

@@ -155,6 +155,10 @@ CELERY_TASK_ROUTES = {
     "monitors.dispatch_due": {"queue": "default"},
     "monitors.settle_verdicts": {"queue": "default"},
     "monitors.refresh_rollups": {"queue": "default"},
+    "alerts.consume_outbox": {"queue": "default"},
+    "alerts.send_reminders": {"queue": "default"},
+    "alerts.send_deliveries": {"queue": "default"},
+    "alerts.open_missing_incidents": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -184,7 +188,34 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "settle-verdicts": {"task": "monitors.settle_verdicts", "schedule": UPTIMY_TICK_SECONDS},
     "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
     "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},
+    # Alerts reads monitors' outbox itself; the embedded worker runs this entry too (it runs
+    # every entry here), which is how monitors' worker drives alerts without importing it.
+    "consume-alerts": {"task": "alerts.consume_outbox", "schedule": UPTIMY_TICK_SECONDS},
+    "send-reminders": {"task": "alerts.send_reminders", "schedule": 30.0},
+    "open-missing-incidents": {"task": "alerts.open_missing_incidents", "schedule": 60.0},
+    # Every delivery due (new ones, and retries whose delay is up) goes out on the next round.
+    "send-deliveries": {"task": "alerts.send_deliveries", "schedule": UPTIMY_TICK_SECONDS},
 }
+
+# Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
+# within a minute go to each channel as one digest.
+UPTIMY_ALERT_STORM_THRESHOLD: int = env.int("UPTIMY_ALERT_STORM_THRESHOLD", default=20)
+# How long the acknowledge link in an alert works.
+UPTIMY_ACK_LINK_HOURS: int = env.int("UPTIMY_ACK_LINK_HOURS", default=72)
+# Mail (alert emails, channel-disabled notices): EMAIL_URL as django-environ reads it, e.g.
+# smtp+tls://user:password@mail.example.com:587. The embedded default prints mails to the
+# console instead, so `make run` shows them without a mail server; a server sets EMAIL_URL.
+_EMAIL = env.email_url("EMAIL_URL", default="consolemail://" if EMBEDDED else "smtp://localhost:25")
+vars().update({name: value for name, value in _EMAIL.items() if value is not None})
+DEFAULT_FROM_EMAIL: str = env.str("UPTIMY_FROM_EMAIL", default="Uptimy <alerts@uptimy.example>")
+SERVER_EMAIL: str = DEFAULT_FROM_EMAIL
+# How long one delivery attempt may take (DNS, connect, send, the receiver's answer).
+UPTIMY_ALERT_SEND_TIMEOUT: float = env.float("UPTIMY_ALERT_SEND_TIMEOUT", default=10.0)
+# Where this server is reached, for the links in alerts.
+# Without it, the address `make run` serves (its PORT), so the links work for a local try.
+UPTIMY_PUBLIC_URL: str = env.str(
+    "UPTIMY_PUBLIC_URL", default=f"http://127.0.0.1:{env.int('PORT', default=8000)}"
+)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -12,6 +12,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/status-pages/", include("statuspages.api.urls")),
     path("api/v1/", include("monitors.api.urls")),
+    path("api/v1/", include("alerts.api.urls")),
+    path("alerts/", include("alerts.urls")),
     path("s/<slug:slug>/", include(("statuspages.urls", "statuspages"), namespace="statuspage")),
     # Last: a verified custom domain's page answers at the root, found by the Host header.
     path("", include(("statuspages.urls", "statuspages"), namespace="statuspage-domain")),

@@ -94,6 +94,8 @@ _NOTIFY_TYPES = {
     EventType.INCIDENT_OPENED: apprise.NotifyType.FAILURE,
     EventType.INCIDENT_ESCALATED: apprise.NotifyType.FAILURE,
     EventType.INCIDENT_REMINDER: apprise.NotifyType.FAILURE,
+    EventType.INCIDENT_CAUSE_CHANGED: apprise.NotifyType.FAILURE,
+    EventType.INCIDENT_UNACKNOWLEDGED: apprise.NotifyType.FAILURE,
     EventType.INCIDENTS_DIGEST: apprise.NotifyType.FAILURE,
     EventType.INCIDENT_ACKNOWLEDGED: apprise.NotifyType.INFO,
     EventType.INCIDENT_RESOLVED: apprise.NotifyType.SUCCESS,

@@ -30,6 +30,10 @@ class EventType(StrEnum):
     INCIDENT_ACKNOWLEDGED = "incident.acknowledged"
     INCIDENT_RESOLVED = "incident.resolved"
     INCIDENT_REMINDER = "incident.reminder"
+    # Still failing, for another reason (connection refused, then a required tool missing).
+    INCIDENT_CAUSE_CHANGED = "incident.cause_changed"
+    # Nobody acknowledged it within the policy's minutes: sent to the escalation channels.
+    INCIDENT_UNACKNOWLEDGED = "incident.unacknowledged"
     TOOLS_CHANGED = "healthcheck.tools_changed"
     CHANNEL_TEST = "channel.test"
     # The storm guard's one message listing every incident opened in its window.

@@ -44,6 +44,9 @@ _ACTIONS = {
     EventType.INCIDENT_OPENED: "trigger",
     EventType.INCIDENT_ESCALATED: "trigger",
     EventType.INCIDENT_REMINDER: "trigger",
+    # A trigger with the incident's dedup_key updates the open PagerDuty incident's summary.
+    EventType.INCIDENT_CAUSE_CHANGED: "trigger",
+    EventType.INCIDENT_UNACKNOWLEDGED: "trigger",
     EventType.INCIDENT_ACKNOWLEDGED: "acknowledge",
     EventType.INCIDENT_RESOLVED: "resolve",
 }

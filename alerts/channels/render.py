@@ -86,6 +86,10 @@ def headline(alert: Alert) -> str:
         return f"Escalated to {_status(notice)}: {name}{tail}"
     if kind is EventType.INCIDENT_REMINDER:
         return f"Still {_status(notice)}: {name}{tail}"
+    if kind is EventType.INCIDENT_CAUSE_CHANGED:
+        return f"Still {_status(notice)}, new cause: {name}{tail}"
+    if kind is EventType.INCIDENT_UNACKNOWLEDGED:
+        return f"Unacknowledged, {_status(notice)}: {name}{tail}"
     if kind is EventType.INCIDENT_ACKNOWLEDGED:
         who = _acknowledged_by(notice)
         return f"Acknowledged{f' by {who}' if who else ''}: {name}"
@@ -172,6 +176,10 @@ def _opening(alert: Alert) -> str:
         return f"{name} is now {_status(notice)} (it was degraded)."
     if kind is EventType.INCIDENT_REMINDER:
         return f"{name} is still {_status(notice)}."
+    if kind is EventType.INCIDENT_CAUSE_CHANGED:
+        return f"{name} is still {_status(notice)}, for another reason."
+    if kind is EventType.INCIDENT_UNACKNOWLEDGED:
+        return f"{name} is still {_status(notice)}, and nobody has acknowledged the incident."
     if kind is EventType.INCIDENT_ACKNOWLEDGED:
         who = _acknowledged_by(notice)
         return f"The incident on {name} was acknowledged{f' by {who}' if who else ''}."
@@ -214,7 +222,13 @@ def _link_lines(notice: Notice, kind: EventType) -> list[str]:
 
 def needs_acknowledging(kind: EventType) -> bool:
     """Return whether an alert of this kind carries the acknowledge link."""
-    return kind in {EventType.INCIDENT_OPENED, EventType.INCIDENT_ESCALATED, EventType.INCIDENT_REMINDER}
+    return kind in {
+        EventType.INCIDENT_OPENED,
+        EventType.INCIDENT_ESCALATED,
+        EventType.INCIDENT_REMINDER,
+        EventType.INCIDENT_CAUSE_CHANGED,
+        EventType.INCIDENT_UNACKNOWLEDGED,
+    }
 
 
 def html_body(alert: Alert) -> str:

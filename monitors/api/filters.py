@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from uuid import UUID
 
 import django_filters
 from django.db.models import Q, QuerySet
@@ -12,7 +13,8 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import ValidationError
 
-from monitors.models import Healthcheck
+from monitors.maintenance import Occurrence
+from monitors.models import Healthcheck, HealthcheckTag, MaintenanceWindow
 from probes.checks import UnknownCheckKind, check_kind
 from probes.types import Status
 
@@ -76,3 +78,49 @@ def _moment(params: Mapping[str, str], name: str) -> datetime | None:
         return moment.astimezone(UTC)
     except OverflowError:
         raise ValidationError({name: [f"Out of range: {raw[:40]!r}."]}) from None
+
+
+class MaintenanceWindowFilter(django_filters.FilterSet):
+    """Filter windows by the healthcheck they apply to, and by what they do now (active, upcoming)."""
+
+    healthcheck = django_filters.UUIDFilter(
+        method="filter_healthcheck",
+        help_text="A healthcheck's id: the windows that apply to it, by itself or by one of its tags.",
+    )
+    active = django_filters.BooleanFilter(
+        method="filter_active", help_text="Whether an occurrence covers now."
+    )
+    upcoming = django_filters.BooleanFilter(
+        method="filter_upcoming", help_text="Whether an occurrence is still to start."
+    )
+
+    class Meta:
+        model = MaintenanceWindow
+        fields = ["healthcheck", "active", "upcoming"]
+
+    def filter_healthcheck(
+        self, queryset: QuerySet[MaintenanceWindow], name: str, value: UUID
+    ) -> QuerySet[MaintenanceWindow]:
+        # Another organization's healthcheck matches nothing here, as a missing one: the queryset is scoped.
+        tags = HealthcheckTag.objects.filter(healthcheck__public_id=value).values("name")
+        return queryset.filter(
+            Q(healthchecks__public_id=value)
+            | Q(tag_rows__name__in=tags, organization__healthchecks__public_id=value)
+        ).distinct()
+
+    def filter_active(
+        self, queryset: QuerySet[MaintenanceWindow], name: str, value: bool
+    ) -> QuerySet[MaintenanceWindow]:
+        ids = [window_id for window_id, (current, _) in self._states().items() if current is not None]
+        return queryset.filter(id__in=ids) if value else queryset.exclude(id__in=ids)
+
+    def filter_upcoming(
+        self, queryset: QuerySet[MaintenanceWindow], name: str, value: bool
+    ) -> QuerySet[MaintenanceWindow]:
+        ids = [window_id for window_id, (_, upcoming) in self._states().items() if upcoming is not None]
+        return queryset.filter(id__in=ids) if value else queryset.exclude(id__in=ids)
+
+    def _states(self) -> dict[int, tuple[Occurrence | None, Occurrence | None]]:
+        # The view computes them once per request for the filters and the answer alike.
+        states = getattr(self.request, "maintenance_states", None)
+        return states if isinstance(states, dict) else {}

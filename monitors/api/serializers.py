@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
@@ -9,9 +10,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import Direction, extend_schema_field
 from rest_framework import serializers
 
+from monitors.maintenance import MAX_RULE_LENGTH, Occurrence
 from monitors.models import (
     CauseChange,
     Healthcheck,
+    MaintenanceWindow,
     Organization,
     Plan,
     ProbeResult,
@@ -19,7 +22,7 @@ from monitors.models import (
     StatusChange,
     ToolChange,
 )
-from monitors.selectors import Uptime, UptimeFigures
+from monitors.selectors import MaintenanceNow, Uptime, UptimeFigures
 from probes.checks import CheckKind, UnknownCheckKind, check_kind, check_kinds, known_kinds_words
 from probes.types import Status
 
@@ -148,6 +151,13 @@ class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
     cause = serializers.SerializerMethodField(
         help_text="Why the check is down or degraded, and since when; null while it is not."
     )
+    in_maintenance = serializers.SerializerMethodField(
+        help_text="Whether a maintenance window holds the check now: it keeps running, its results are "
+        "left out of uptime, and alerts wait for the window's end."
+    )
+    maintenance_until = serializers.SerializerMethodField(
+        help_text="When the maintenance holding the check ends (the latest end of its active windows); null."
+    )
     recheck_count = serializers.IntegerField(
         required=False,
         min_value=0,
@@ -190,6 +200,8 @@ class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
             "status",
             "status_changed_at",
             "cause",
+            "in_maintenance",
+            "maintenance_until",
             "next_check_at",
             "created_at",
             "updated_at",
@@ -201,6 +213,18 @@ class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
         if obj.cause_since is None:
             return None
         return dict(CauseSerializer(obj).data)
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_in_maintenance(self, obj: Healthcheck) -> bool:
+        return self._maintenance_until(obj) is not None
+
+    @extend_schema_field(OpenApiTypes.DATETIME)
+    def get_maintenance_until(self, obj: Healthcheck) -> datetime | None:
+        return self._maintenance_until(obj)
+
+    def _maintenance_until(self, obj: Healthcheck) -> datetime | None:
+        lookup = self.context.get("maintenance")
+        return lookup.until(obj) if isinstance(lookup, MaintenanceNow) else None
 
     def get_type_name(self, obj: Healthcheck) -> str:
         try:
@@ -318,6 +342,7 @@ class ProbeResultSerializer(serializers.ModelSerializer[ProbeResult]):
             "tool_digest",
             "missing_tools",
             "timings",
+            "in_maintenance",
         ]
 
     @extend_schema_field(OpenApiTypes.STR)
@@ -397,3 +422,136 @@ class UptimeSerializer(serializers.Serializer[Uptime]):
     end = serializers.DateTimeField(source="to")
     overall = UptimeFiguresSerializer()
     regions = serializers.DictField(child=UptimeFiguresSerializer())
+
+
+class SecondsField(serializers.IntegerField):
+    """Write a length as whole seconds; read a stored timedelta back as seconds."""
+
+    def to_representation(self, value: Any) -> int:
+        return int(value.total_seconds()) if isinstance(value, timedelta) else int(value)
+
+
+class OccurrenceSerializer(serializers.Serializer[Occurrence]):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+
+
+class MaintenanceWindowSerializer(serializers.ModelSerializer[MaintenanceWindow]):
+    """Write a window's timing and targets; the services validate the schedule (monitors.maintenance)."""
+
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(max_length=2000, required=False, allow_blank=True)
+    starts_at = serializers.DateTimeField(
+        help_text="When the window starts; for a recurring window, its first occurrence's earliest start, "
+        "read in `timezone` for the rule's local time of day."
+    )
+    ends_at = serializers.DateTimeField(
+        required=False,
+        allow_null=True,
+        help_text="A one-off window's end (or give `duration`). Answered for every window: when its last "
+        "occurrence ends at the latest (null: never).",
+    )
+    duration = SecondsField(
+        required=False,
+        allow_null=True,
+        min_value=1,
+        max_value=366 * 24 * 3600,
+        help_text="Seconds each occurrence lasts; required for a recurring window (at most 7 days).",
+    )
+    rrule = serializers.CharField(
+        max_length=MAX_RULE_LENGTH,
+        required=False,
+        allow_blank=True,
+        trim_whitespace=True,
+        help_text="An RFC 5545 RRULE, e.g. `FREQ=WEEKLY;BYDAY=SU;BYHOUR=2`; empty for a one-off window. "
+        "HOURLY to YEARLY, at most 24 occurrences a day, COUNT at most 1000; BYSETPOS, BYYEARDAY, "
+        "BYWEEKNO and BYSECOND are refused.",
+    )
+    timezone = serializers.CharField(
+        max_length=64, required=False, help_text="The IANA time zone the rule runs in (default UTC)."
+    )
+    healthchecks = RelatedNamesField(
+        attribute="public_id",
+        child=serializers.UUIDField(),
+        required=False,
+        max_length=1000,
+        help_text="Ids of the organization's healthchecks the window applies to.",
+    )
+    tags = RelatedNamesField(
+        attribute="name",
+        source="tag_rows",
+        child=serializers.CharField(max_length=64, trim_whitespace=True, allow_blank=False),
+        required=False,
+        max_length=20,
+        help_text="The window applies to every healthcheck with one of these tags, including ones tagged "
+        "later; a tag no healthcheck carries yet is accepted.",
+    )
+    active = serializers.SerializerMethodField(
+        help_text="Whether an occurrence covers the time of the answer."
+    )
+    current = serializers.SerializerMethodField(help_text="The occurrence covering now, or null.")
+    next = serializers.SerializerMethodField(help_text="The next occurrence to start, or null.")
+
+    class Meta:
+        model = MaintenanceWindow
+        fields = [
+            "id",
+            "name",
+            "description",
+            "starts_at",
+            "ends_at",
+            "duration",
+            "rrule",
+            "timezone",
+            "healthchecks",
+            "tags",
+            "active",
+            "current",
+            "next",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def _state(self, obj: MaintenanceWindow) -> tuple[Occurrence | None, Occurrence | None]:
+        states: dict[int, tuple[Occurrence | None, Occurrence | None]] = self.context.get(
+            "maintenance_states", {}
+        )
+        return states.get(obj.id, (None, None))
+
+    @extend_schema_field(OpenApiTypes.BOOL)
+    def get_active(self, obj: MaintenanceWindow) -> bool:
+        return self._state(obj)[0] is not None
+
+    @extend_schema_field(OccurrenceSerializer(allow_null=True))
+    def get_current(self, obj: MaintenanceWindow) -> dict[str, Any] | None:
+        current = self._state(obj)[0]
+        return None if current is None else dict(OccurrenceSerializer(current).data)
+
+    @extend_schema_field(OccurrenceSerializer(allow_null=True))
+    def get_next(self, obj: MaintenanceWindow) -> dict[str, Any] | None:
+        upcoming = self._state(obj)[1]
+        return None if upcoming is None else dict(OccurrenceSerializer(upcoming).data)
+
+    def validate_name(self, value: str) -> str:
+        if any(ord(ch) < 0x20 for ch in value):
+            raise serializers.ValidationError("Must not contain control characters.")
+        return value
+
+    def validate_tags(self, value: list[str]) -> list[str]:
+        if any(any(ord(ch) < 0x20 for ch in tag) for tag in value):
+            raise serializers.ValidationError("Tags must not contain control characters.")
+        return value
+
+    def to_service_changes(self) -> dict[str, Any]:
+        """Return the validated data under the names the services take (duration as a timedelta)."""
+        data: dict[str, Any] = dict(self.validated_data)
+        if "tag_rows" in data:
+            data["tags"] = data.pop("tag_rows")
+        if data.get("duration") is not None:
+            data["duration"] = timedelta(seconds=data["duration"])
+        for field in ("rrule", "timezone"):
+            if field in data and data[field] is None:
+                del data[field]
+        return data

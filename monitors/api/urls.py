@@ -4,12 +4,18 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
-from monitors.api.views import HealthcheckViewSet, OrganizationViewSet, RegionViewSet
+from monitors.api.views import (
+    HealthcheckViewSet,
+    MaintenanceWindowViewSet,
+    OrganizationViewSet,
+    RegionViewSet,
+)
 
 router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
 router.register("healthchecks", HealthcheckViewSet, basename="healthcheck")
 router.register("regions", RegionViewSet, basename="region")
+router.register("maintenance-windows", MaintenanceWindowViewSet, basename="maintenance-window")
 
 urlpatterns = [
     path("", include(router.urls)),

@@ -15,12 +15,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from monitors import selectors, services
-from monitors.api.filters import HealthcheckFilter, TimeWindow
+from monitors.api.filters import HealthcheckFilter, MaintenanceWindowFilter, TimeWindow
 from monitors.api.pagination import ResultPagination, ToolChangePagination
 from monitors.api.serializers import (
     CauseChangeSerializer,
     HealthcheckSerializer,
     HealthcheckUpdatedSerializer,
+    MaintenanceWindowSerializer,
     OrganizationSerializer,
     ProbeResultSerializer,
     RegionSerializer,
@@ -28,7 +29,7 @@ from monitors.api.serializers import (
     ToolChangeSerializer,
     UptimeSerializer,
 )
-from monitors.models import ApiKey, Healthcheck, Organization, Region
+from monitors.models import ApiKey, Healthcheck, MaintenanceWindow, Organization, Region
 from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
 
@@ -70,6 +71,15 @@ class HealthcheckViewSet(
         if getattr(self, "swagger_fake_view", False):
             return Healthcheck.objects.none()
         return selectors.healthchecks_of(organization=self.organization)
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = dict(super().get_serializer_context())
+        if not getattr(self, "swagger_fake_view", False) and isinstance(self.request.auth, ApiKey):
+            # Read on the first healthcheck shown, once for the whole page.
+            context["maintenance"] = selectors.MaintenanceNow(
+                organization=self.organization, at=timezone.now()
+            )
+        return context
 
     def create(self, request: Request) -> Response:
         serializer = self._serializer(data=request.data)
@@ -252,3 +262,74 @@ class OrganizationViewSet(OrganizationScopedMixin, viewsets.GenericViewSet[Organ
     @extend_schema(responses=OrganizationSerializer)
     def retrieve(self, request: Request) -> Response:
         return Response(self.get_serializer(self.organization).data)
+
+
+class MaintenanceWindowViewSet(
+    OrganizationScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet[MaintenanceWindow],
+):
+    """Manage maintenance windows: one-off or recurring, for chosen healthchecks and tags."""
+
+    serializer_class = MaintenanceWindowSerializer
+    filterset_class = MaintenanceWindowFilter
+    lookup_field = "public_id"
+    lookup_url_kwarg = "id"
+    lookup_value_regex = UUID_PATTERN
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        super().initial(request, *args, **kwargs)
+        # Each window's current and next occurrence, computed once for the filters and the answer.
+        request.maintenance_states = selectors.maintenance_window_states(  # type: ignore[attr-defined]
+            organization=self.organization, at=timezone.now()
+        )
+
+    def get_queryset(self) -> QuerySet[MaintenanceWindow]:
+        if getattr(self, "swagger_fake_view", False):
+            return MaintenanceWindow.objects.none()
+        return selectors.maintenance_windows_of(organization=self.organization)
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = dict(super().get_serializer_context())
+        context["maintenance_states"] = getattr(self.request, "maintenance_states", {})
+        return context
+
+    def create(self, request: Request) -> Response:
+        serializer = self._serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        changes = serializer.to_service_changes()
+        window = services.maintenance_window_create(organization=self.organization, **changes)
+        return Response(self._shown(window), status=status.HTTP_201_CREATED)
+
+    def update(self, request: Request, id: str | None = None) -> Response:
+        return self._update(request, partial=False)
+
+    def partial_update(self, request: Request, id: str | None = None) -> Response:
+        return self._update(request, partial=True)
+
+    def perform_destroy(self, instance: MaintenanceWindow) -> None:
+        services.maintenance_window_delete(window=instance)
+
+    def _update(self, request: Request, *, partial: bool) -> Response:
+        window = self.get_object()
+        serializer = self._serializer(window, data=request.data, partial=partial)
+        serializer.is_valid(raise_exception=True)
+        updated = services.maintenance_window_update(
+            window=window, changes=serializer.to_service_changes(), partial=partial
+        )
+        return Response(self._shown(updated))
+
+    def _shown(self, window: MaintenanceWindow) -> dict[str, Any]:
+        # The states were computed before the write: compute the written window's again.
+        self.request.maintenance_states = selectors.maintenance_window_states(  # type: ignore[attr-defined]
+            organization=self.organization, at=timezone.now()
+        )
+        fresh = self.get_queryset().get(pk=window.pk)
+        return self._serializer(fresh).data
+
+    def _serializer(self, *args: Any, **kwargs: Any) -> MaintenanceWindowSerializer:
+        serializer = self.get_serializer(*args, **kwargs)
+        assert isinstance(serializer, MaintenanceWindowSerializer)
+        return serializer

@@ -14,6 +14,11 @@ from monitors.services.healthchecks import (
     healthcheck_resume,
     healthcheck_update,
 )
+from monitors.services.maintenance import (
+    maintenance_window_create,
+    maintenance_window_delete,
+    maintenance_window_update,
+)
 from monitors.services.recording import (
     Recheck,
     RunResult,
@@ -49,6 +54,9 @@ __all__ = [
     "healthcheck_pause",
     "healthcheck_resume",
     "healthcheck_update",
+    "maintenance_window_create",
+    "maintenance_window_delete",
+    "maintenance_window_update",
     "membership_add",
     "organization_create",
     "outcomes_record",

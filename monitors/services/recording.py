@@ -48,6 +48,7 @@ from monitors.rules import (
     slot_due,
     tool_diff,
 )
+from monitors.selectors import maintenance_covering
 from probes.text import storable
 from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo
 
@@ -185,7 +186,11 @@ def _record(
         checks = _lock_checks(ids)
         now = now or timezone.now()
         live = [result for result in results if result.healthcheck_id in checks]
-        _insert_rows(ProbeResult, [_result_row(result, region_id, now) for result in live])
+        held = _in_maintenance(checks, live)
+        _insert_rows(
+            ProbeResult,
+            [_result_row(result, region_id, now, index in held) for index, result in enumerate(live)],
+        )
         book = _StateBook.load(checks, region_id, now, regions=regions)
         for result in sorted(live, key=lambda r: (r.healthcheck_id, r.slot, r.attempt)):
             recheck = book.apply(checks[result.healthcheck_id], result)
@@ -193,6 +198,31 @@ def _record(
                 rechecks.append(recheck)
         book.save()
     return rechecks
+
+
+def _in_maintenance(checks: Mapping[int, _LockedCheck], results: Sequence[RunResult]) -> set[int]:
+    """Return the indexes of the results taken inside a maintenance window of their healthcheck.
+
+    The windows are read once for the group (one indexed query when the organizations have none
+    live), and each window's occurrences computed once over the group's span of check times.
+    """
+    if not results:
+        return set()
+    moments = [result.checked_at for result in results]
+    covering = maintenance_covering(
+        organizations={
+            result.healthcheck_id: checks[result.healthcheck_id].organization_id for result in results
+        },
+        start=min(moments),
+        end=max(moments) + timedelta(microseconds=1),
+    )
+    if not covering:
+        return set()
+    return {
+        index
+        for index, result in enumerate(results)
+        if any(occurrence.covers(result.checked_at) for occurrence in covering.get(result.healthcheck_id, ()))
+    }
 
 
 def _record_stand_in(
@@ -495,6 +525,7 @@ class _LockedCheck:
     """
 
     id: int
+    organization_id: int
     paused: bool
     interval_seconds: int
     recheck_count: int
@@ -964,7 +995,9 @@ def _tool_infos(tools: Sequence[Mapping[str, Any]]) -> list[ToolInfo]:
     ]
 
 
-def _result_row(result: RunResult, region_id: int, now: datetime) -> dict[str, Any]:
+def _result_row(
+    result: RunResult, region_id: int, now: datetime, in_maintenance: bool = False
+) -> dict[str, Any]:
     """Return the ProbeResult row of a result, by attname: a dict, as rows only travel to the database."""
     outcome = result.outcome
     timings = outcome.timings
@@ -996,4 +1029,5 @@ def _result_row(result: RunResult, region_id: int, now: datetime) -> dict[str, A
         "tls_ms": timings.tls_ms,
         "ttfb_ms": timings.ttfb_ms,
         "total_ms": timings.total_ms,
+        "in_maintenance": in_maintenance,
     }

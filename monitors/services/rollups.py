@@ -18,7 +18,7 @@ def rollups_refresh(*, now: datetime, hours: int = 2) -> int:
     """Recompute the hourly rollups of the last ``hours`` hours and the days they fall in.
 
     Each slot counts once per region, by its last attempt: a failure that a recheck cleared is
-    not downtime. Recomputing is idempotent (upserts by the rollup's unique key).
+    not downtime, and a slot whose last attempt ran in a maintenance window is left out. Recomputing is idempotent (upserts by the rollup's unique key).
     """
     hour = now.replace(minute=0, second=0, microsecond=0)
     starts = [hour - timedelta(hours=back) for back in range(hours - 1, -1, -1)]
@@ -35,11 +35,17 @@ def _hourly_rollups(start: datetime) -> int:
     rows = (
         ProbeResult.objects.filter(slot__gte=start, slot__lt=end)
         .order_by("healthcheck_id", "region_id", "slot", "attempt")
-        .values_list("healthcheck_id", "region_id", "slot", "status", "total_ms")
+        .values_list("healthcheck_id", "region_id", "slot", "status", "total_ms", "in_maintenance")
     )
     finals: dict[tuple[int, int], dict[datetime, tuple[str, float | None]]] = defaultdict(dict)
-    for hc_id, region_id, slot, status, total_ms in rows.iterator(chunk_size=5000):
-        finals[(hc_id, region_id)][slot] = (status, total_ms)  # later attempts overwrite earlier ones
+    for hc_id, region_id, slot, status, total_ms, in_maintenance in rows.iterator(chunk_size=5000):
+        runs = finals[(hc_id, region_id)]
+        if in_maintenance:
+            # A slot whose last attempt ran in maintenance counts neither way, whatever the earlier attempts said.
+            runs.pop(slot, None)
+            continue
+        runs[slot] = (status, total_ms)  # later attempts overwrite earlier ones
+    finals = {key: slots for key, slots in finals.items() if slots}
     thresholds = dict(
         Healthcheck.objects.filter(id__in={key[0] for key in finals}).values_list(
             "id", "degraded_threshold_ms"

@@ -4,8 +4,9 @@ With no broker (`make run` on a fresh machine) this stands in for Celery beat an
 workers: the same claim (monitors.worker.scheduling), the same batch body
 (monitors.worker.execution), the same periodic jobs at the same periods (read from
 ``settings.CELERY_BEAT_SCHEDULE``, the one schedule of both modes), with delayed rechecks kept
-in a timer heap instead of a broker's countdown. Every enabled region is probed from this
-machine.
+in a timer heap instead of a broker's countdown; a worker that stops writes the batches it has
+not started to the outbox, which the next start's tick publishes. Every enabled region is probed
+from this machine.
 """
 
 from __future__ import annotations
@@ -20,14 +21,17 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import timedelta
 
 from celery import current_app
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, connections
+from django.db import InterfaceError, OperationalError, connections, transaction
+from django.utils import timezone
 
 from monitors.worker import tasks  # noqa: F401  (registers the beat entries' tasks with the app)
 from monitors.worker.dispatch import dispatch_due
 from monitors.worker.execution import BatchItem, execute_batch
+from monitors.worker.outbox import outbox_add
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +42,7 @@ DISPATCH_TASK = "monitors.dispatch_due"
 
 # Threads for the periodic jobs other than the tick (rollups, pruning, the settle pass), so a
 # slow one never delays the tick or the start of a due batch.
-HOUSEKEEPING_THREADS = 2
+HOUSEKEEPING_THREADS = 3
 
 
 @dataclass
@@ -100,6 +104,36 @@ class EmbeddedWorker:
             self.stop.wait(max(0.0, min(next_job, self._next_due()) - time.monotonic()))
         self.housekeeping.shutdown(wait=True, cancel_futures=True)
         self.pool.shutdown(wait=True, cancel_futures=False)
+        self._keep_unstarted()
+
+    def _keep_unstarted(self) -> None:
+        """Write the batches not started yet (rechecks waiting for their delay) to the outbox.
+
+        The next start's tick publishes each once its delay is up, so a restart (a deploy,
+        Ctrl-C) loses no recheck. A killed process still loses them: the settle pass then
+        decides their slots without those regions.
+        """
+        with self._lock:
+            waiting, self._due = self._due, []
+        if not waiting:
+            return
+        now = timezone.now()
+        left = time.monotonic()
+        try:
+            with transaction.atomic():
+                for due, _, region, items in sorted(waiting):
+                    at = now + timedelta(seconds=max(0.0, due - left))
+                    outbox_add([(region, items)], now=now, publish_after=at)
+        except (OperationalError, InterfaceError) as exc:
+            logger.warning(
+                "embedded worker: %d batches not started are lost (database unavailable: %s)",
+                len(waiting),
+                type(exc).__name__,
+            )
+        else:
+            logger.info("embedded worker: %d batches not started kept in the outbox", len(waiting))
+        finally:
+            connections.close_all()
 
     def _start_job(self, job: PeriodicJob) -> None:
         if job.inline:

@@ -36,6 +36,8 @@ def events(receiver) -> list[dict]:
         (EventType.INCIDENT_OPENED, "trigger"),
         (EventType.INCIDENT_ESCALATED, "trigger"),
         (EventType.INCIDENT_REMINDER, "trigger"),
+        (EventType.INCIDENT_CAUSE_CHANGED, "trigger"),
+        (EventType.INCIDENT_UNACKNOWLEDGED, "trigger"),
         (EventType.INCIDENT_ACKNOWLEDGED, "acknowledge"),
         (EventType.INCIDENT_RESOLVED, "resolve"),
     ],

@@ -22,6 +22,8 @@ from tests.alerts.channel_support import make_alert, make_notice, tools_alert
         ),
         (EventType.INCIDENT_ESCALATED, make_notice(), "Escalated to DOWN: Docs MCP — Required tools missing: search_docs"),
         (EventType.INCIDENT_REMINDER, make_notice(), "Still DOWN: Docs MCP — Required tools missing: search_docs"),
+        (EventType.INCIDENT_CAUSE_CHANGED, make_notice(), "Still DOWN, new cause: Docs MCP — Required tools missing: search_docs"),
+        (EventType.INCIDENT_UNACKNOWLEDGED, make_notice(), "Unacknowledged, DOWN: Docs MCP — Required tools missing: search_docs"),
         (EventType.INCIDENT_ACKNOWLEDGED, make_notice(acknowledged_by="ana@acme.example"), "Acknowledged by ana@acme.example: Docs MCP"),
         (EventType.INCIDENT_RESOLVED, make_notice(status="up", resolved=True), "RECOVERED: Docs MCP after 12 min"),
     ],

@@ -19,6 +19,8 @@ PostgreSQL, so on SQLite those two refuse unless ``--allow-sqlite``.
   ``--batch`` (250: a whole batch, the most the worker records at once; it records smaller groups
   when its checks end apart), regions interleaved; round 1 is the first result of every
   healthcheck (region states and tool lists are created), later rounds are the steady state.
+  ``--windows W`` adds W recurring maintenance windows that hold every healthcheck (by a tag),
+  so every result is recorded in maintenance: the recorder's worst case for that lookup.
 - ``e2e``: N MCP healthchecks at ``--interval`` in R regions against the fast loopback MCP
   server (tests/peers/servers/fast_mcp.py, started here unless ``--url``), run by the embedded
   worker (monitors.worker.embedded) for ``--seconds``; reports the lag from scheduled slot to
@@ -253,6 +255,31 @@ class Fixture:
         analyze()
         return time.perf_counter() - started
 
+    def create_windows(self, *, count: int, now: datetime) -> float:
+        """Tag every healthcheck and create ``count`` daily windows (Europe/Berlin) holding that tag all day.
+
+        So every result recorded falls in a window: the recorder's worst case. Return the seconds it took.
+        """
+        from monitors.models import HealthcheckTag, MaintenanceWindow, MaintenanceWindowTag
+
+        started = time.perf_counter()
+        HealthcheckTag.objects.bulk_create(
+            [HealthcheckTag(healthcheck_id=hc_id, name="bench") for hc_id in self.healthcheck_ids],
+            batch_size=5000,
+        )
+        for index in range(count):
+            window = MaintenanceWindow.objects.create(
+                organization=self.organization,
+                name=f"bench {index}",
+                starts_at=now - timedelta(days=30, minutes=index),
+                duration=timedelta(days=1),
+                rrule="FREQ=DAILY",
+                timezone="Europe/Berlin",
+            )
+            MaintenanceWindowTag.objects.create(window=window, name="bench")
+        analyze()
+        return time.perf_counter() - started
+
     def delete(self) -> None:
         """Delete everything the run created (on a database the bench didn't create)."""
         from monitors.models import ProbeResult, ToolChange
@@ -433,6 +460,8 @@ def bench_record(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, An
         setup_s = fixture.create_checks(
             count=args.checks, interval=interval, url="https://mcp.example.com/mcp", now=now, all_due=False
         )
+        if args.windows:
+            setup_s += fixture.create_windows(count=args.windows, now=now)
         for index in range(args.rounds):
             batches = list(_record_batches(fixture, per_round, args.batch, interval * index, outcome))
             cpu0 = _cpu_seconds(children=True)
@@ -455,6 +484,7 @@ def bench_record(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, An
                     "cpu_ms_per_result": round(cpu * 1000 / count, 3),
                 }
             )
+        held = _results_in_maintenance(fixture)
     finally:
         if info.get("shared_database"):
             fixture.delete()
@@ -466,10 +496,20 @@ def bench_record(args: argparse.Namespace, info: dict[str, Any]) -> dict[str, An
         "regions": args.regions,
         "batch": args.batch,
         "workers": args.workers,
+        "maintenance_windows": args.windows,
+        "results_in_maintenance": held,
         "setup_s": round(setup_s, 2),
         "rounds": rounds,
         "steady_results_per_second": round(statistics.median(steady)),
     }
+
+
+def _results_in_maintenance(fixture: Fixture) -> int:
+    from monitors.models import ProbeResult
+
+    return ProbeResult.objects.filter(
+        healthcheck__organization=fixture.organization, in_maintenance=True
+    ).count()
 
 
 def _record_round(
@@ -997,6 +1037,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     record.add_argument("--rounds", type=int, default=3, help="rounds; the first creates states (3)")
     record.add_argument(
         "--workers", type=int, default=1, help="recording processes, each serving its own regions (1)"
+    )
+    record.add_argument(
+        "--windows",
+        type=int,
+        default=0,
+        help="recurring maintenance windows holding every healthcheck (by a tag) while recording (0)",
     )
     e2e = commands.add_parser("e2e", parents=[common], help="slot-to-recorded lag with the embedded worker")
     e2e.add_argument("--seconds", type=float, default=150.0, help="how long to run (150)")

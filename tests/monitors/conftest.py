@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -80,7 +80,8 @@ def fast_mcp() -> Iterator[str]:
 
 @pytest.fixture
 def fuzz_client(make_client, now, monkeypatch):
-    """Return a client of an organization of its own with one MCP check (seed_id), for the fuzzers.
+    """Return a client of an organization of its own with one MCP check (seed_id), one maintenance
+    window holding it (window_id) and one email channel (channel_id), for the fuzzers.
 
     Its calls are not rate-limited: a fuzzer sends more than the per-key rate in a minute, and
     a 429 would hide the answer under test (the limit has tests of its own).
@@ -89,7 +90,7 @@ def fuzz_client(make_client, now, monkeypatch):
 
     monkeypatch.setattr(ApiKeyRateThrottle, "THROTTLE_RATES", {"api_key": None})
     from monitors.models import Plan
-    from monitors.services import healthcheck_create, organization_create
+    from monitors.services import healthcheck_create, maintenance_window_create, organization_create
     from probes.checks.mcp import MCP
 
     organization = organization_create(slug="fuzz", plan=Plan.objects.get(slug="paid"))
@@ -100,8 +101,36 @@ def fuzz_client(make_client, now, monkeypatch):
         config={"uri": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer x"}},
         now=now,
     )
+    window = maintenance_window_create(
+        organization=organization,
+        name="seed",
+        starts_at=now,
+        duration=timedelta(hours=1),
+        healthchecks=[seed.public_id],
+    )
+    from alerts.models import Channel
+    from alerts.services import channel_create
+
+    channel = channel_create(
+        organization=organization,
+        name="seed",
+        kind=Channel.Kind.EMAIL,
+        config={"recipients": ["ops@fuzz.example"]},
+    )
     client = make_client(organization)
     client.seed_id = str(seed.public_id)
+    client.window_id = str(window.public_id)
+    client.channel_id = str(channel.public_id)
+
+    def seed_for(path: str) -> str:
+        """Aim an {id} at the object of the path's kind."""
+        if "/maintenance-windows/" in path:
+            return client.window_id
+        if "/channels/" in path:
+            return client.channel_id
+        return client.seed_id
+
+    client.seed_for = seed_for
     return client
 
 

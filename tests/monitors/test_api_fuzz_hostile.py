@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.core import NotSet
 
+from alerts.models import Channel
 from monitors.models import Healthcheck
 from tests.monitors.test_api_schema_fuzz import OPERATIONS
 
@@ -95,12 +96,12 @@ def _query(query: dict | None) -> str:
 def _parses_body(method: str, path: str, aimed_at_seed: bool) -> bool:
     """Return whether the operation reads its body (after finding its object, for updates).
 
-    The seed is a healthcheck: aimed at another kind of object (a status page), its id finds
-    nothing and the answer is a 404 before any body is read (tests/statuspages cover theirs).
+    No status page is seeded: aimed at one, an id finds nothing and the answer is a 404 before
+    any body is read (tests/statuspages/test_api.py sends them hostile bodies of its own).
     """
     if method == "POST":
-        return path == "/api/v1/healthchecks/"
-    return method in ("PUT", "PATCH") and aimed_at_seed and path.startswith("/api/v1/healthchecks/")
+        return path in ("/api/v1/healthchecks/", "/api/v1/maintenance-windows/", "/api/v1/channels/")
+    return method in ("PUT", "PATCH") and aimed_at_seed and not path.startswith("/api/v1/status-pages/")
 
 
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: f"{op.method.upper()} {op.path}")
@@ -111,7 +112,7 @@ def test_no_hostile_body_gets_a_5xx(fuzz_client, operation):
         path_parameters = dict(case.path_parameters or {})
         aimed_at_seed = "id" in path_parameters and data.draw(st.booleans(), label="aim at the seed")
         if aimed_at_seed:
-            path_parameters["id"] = fuzz_client.seed_id
+            path_parameters["id"] = fuzz_client.seed_for(case.path)
         path = case.path.format(**path_parameters) if path_parameters else case.path
         how, body, deep = data.draw(poisoned(case.body), label="poison")
         text = json.dumps(body)
@@ -134,6 +135,7 @@ def test_no_hostile_body_gets_a_5xx(fuzz_client, operation):
     send()
     # Nothing poisoned was stored: every create and update was refused (DELETE may remove the seed).
     assert set(Healthcheck.objects.values_list("name", flat=True)) <= {"seed"}
+    assert set(Channel.objects.values_list("name", flat=True)) <= {"seed"}
 
 
 @pytest.mark.parametrize(
@@ -147,7 +149,7 @@ def test_no_query_with_a_nul_gets_a_5xx(fuzz_client, operation):
     def send(case, data):
         path_parameters = dict(case.path_parameters or {})
         if "id" in path_parameters:
-            path_parameters["id"] = fuzz_client.seed_id
+            path_parameters["id"] = fuzz_client.seed_for(case.path)
         path = case.path.format(**path_parameters) if path_parameters else case.path
         query = dict(case.query or {})
         names = [*query, "search", "tag", "type", "status", "region", "cursor", "from", "page"]

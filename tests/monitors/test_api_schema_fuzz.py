@@ -62,7 +62,7 @@ def test_no_generated_request_gets_a_500(fuzz_client, operation):
         path_parameters = dict(case.path_parameters or {})
         # Half the time aim at the real check, so updates get past the 404 and into validation.
         if "id" in path_parameters and hash(str(case.body)) % 2:
-            path_parameters["id"] = fuzz_client.seed_id
+            path_parameters["id"] = fuzz_client.seed_for(case.path)
         path = case.path.format(**path_parameters) if path_parameters else case.path
         body = None if isinstance(case.body, NotSet) else case.body
         response = fuzz_client.generic(

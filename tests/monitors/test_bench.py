@@ -21,15 +21,17 @@ from tests.conftest import service_missing
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def bench(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the bench in a fresh interpreter, away from the suite's database and broker."""
+def bench(
+    *args: str, env: dict[str, str] | None = None, script: str = "pipeline.py"
+) -> subprocess.CompletedProcess[str]:
+    """Run a bench script in a fresh interpreter, away from the suite's database and broker."""
     clean = {
         key: value
         for key, value in os.environ.items()
         if key not in ("DATABASE_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE", "UPTIMY_VAR_DIR")
     }
     return subprocess.run(
-        [sys.executable, "tests/bench/pipeline.py", *args],
+        [sys.executable, f"tests/bench/{script}", *args],
         cwd=ROOT,
         env={**clean, **(env or {})},
         capture_output=True,
@@ -94,6 +96,28 @@ def test_record_reports_each_round():
     assert [entry["results"] for entry in report["rounds"]] == [30, 30]
     assert [entry["batches"] for entry in report["rounds"]] == [9, 9]  # ceil(10/4) chunks × 3 regions
     assert report["steady_results_per_second"] > 0
+    assert report["results_in_maintenance"] == 0
+
+
+def test_record_with_windows_records_every_result_in_maintenance():
+    report = report_of(
+        bench(
+            "record",
+            "--checks",
+            "5",
+            "--regions",
+            "2",
+            "--rounds",
+            "2",
+            "--windows",
+            "2",
+            "--allow-sqlite",
+            "--json",
+        )
+    )
+
+    assert report["maintenance_windows"] == 2
+    assert report["results_in_maintenance"] == 20
 
 
 def test_e2e_runs_checks_against_the_fast_server_and_reports_the_lag():
@@ -172,3 +196,32 @@ def test_nonsense_sizes_are_refused(args):
 
     assert run.returncode == 2
     assert "at least 1" in run.stderr
+
+
+def test_the_alerts_bench_delivers_every_incident_and_reports_the_lag():
+    report = report_of(bench("--checks", "12", "--json", script="alerts.py"))
+
+    assert (report["messages_received"], report["incidents_covered"], report["deliveries_delivered"]) == (
+        12,
+        12,
+        12,
+    )
+    assert report["storm_guard"] == "off"
+    assert 0 <= report["lag_s_p50"] <= report["lag_s_p99"] <= report["lag_s_max"]
+
+
+def test_the_alerts_bench_with_the_storm_guard_sends_a_digest():
+    report = report_of(
+        bench(
+            "--checks",
+            "25",
+            "--storm",
+            "--json",
+            script="alerts.py",
+            env={"UPTIMY_ALERT_STORM_THRESHOLD": "5"},
+        )
+    )
+
+    assert report["messages_received"] == 6  # five incidents one by one, then one digest of the rest
+    assert report["digest_incidents"] == 20
+    assert report["incidents_covered"] == 25

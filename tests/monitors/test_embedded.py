@@ -4,22 +4,29 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
-import pytest
-from django.db import connection
 from django.utils import timezone
 
-from monitors.models import Healthcheck, ProbeResult, Region, RegionState
+from monitors.models import Healthcheck, OutboxBatch, ProbeResult, Region, RegionState
 from monitors.services import healthcheck_pause
 from monitors.worker import tasks
 from monitors.worker.embedded import EmbeddedWorker, PeriodicJob
 from monitors.worker.execution import execute_batch
+from monitors.worker.outbox import outbox_take_due
 from monitors.worker.scheduling import BATCH_SIZE, Claim, batches_for
 from probes.checks.http import HTTP
 from tests.monitors.conftest import Captured, start_sdk_peer, stop
+from tests.monitors.worker_support import (
+    CountingTicks,
+    due_now,
+    embedded,
+    quick_check,
+    run_worker,
+    status_changes,
+    walk_statuses,
+)
 
 SLOT = datetime(2026, 11, 29, 12, 0, 7, tzinfo=UTC)
 REGIONS = ("ap-southeast", "eu-west", "us-east")
@@ -179,80 +186,6 @@ def test_a_recheck_goes_to_its_regions_queue_with_its_delay(monkeypatch):
 
 # --- the embedded worker ---------------------------------------------------------------------
 
-embedded = pytest.mark.django_db(transaction=True, serialized_rollback=True)
-
-
-class _CountingTicks(EmbeddedWorker):
-    """Count the ticks the worker completed, so a test can wait for ticks instead of seconds."""
-
-    ticks = 0
-
-    def _tick(self) -> None:
-        super()._tick()
-        self.ticks += 1
-
-
-class _OneStepAtATime(_CountingTicks):
-    """Run the worker's steps one at a time, as the test database needs on SQLite.
-
-    pytest-django's SQLite test database is in memory with a shared cache, where connections
-    lock whole tables and a blocked one fails at once ("database table is locked") instead of
-    waiting on busy_timeout as the file database of `make run` does. One lock around every
-    step (and the test's own reads) gives the serialized writes a file database would.
-    """
-
-    lock = threading.Lock()
-
-    def _guarded(self, work) -> None:  # type: ignore[no-untyped-def]
-        with self.lock:
-            super()._guarded(work)
-
-
-def run_worker(until: Callable[[_CountingTicks], bool], *, seconds: float = 60.0, tick: float = 0.1) -> bool:
-    """Run an EmbeddedWorker in a thread until ``until(worker)`` holds, then stop it.
-
-    ``seconds`` only ends a worker that is stuck: the tests wait for rows and ticks, and a busy
-    machine may take long to get there.
-    """
-    sqlite = connection.vendor == "sqlite"
-    worker = (_OneStepAtATime if sqlite else _CountingTicks)(tick_seconds=tick, threads=2)
-    thread = threading.Thread(target=worker.run_forever)
-
-    def check() -> bool:
-        if not sqlite:
-            return until(worker)
-        with _OneStepAtATime.lock:
-            return until(worker)
-
-    thread.start()
-    deadline = time.monotonic() + seconds
-    try:
-        while time.monotonic() < deadline:
-            if check():
-                return True
-            time.sleep(0.1)
-        return check()
-    finally:
-        worker.stop.set()
-        thread.join(timeout=30)
-        assert not thread.is_alive(), "the embedded worker did not stop"
-        connection.close()
-
-
-def due_now(healthcheck: Healthcheck) -> None:
-    """Make the check due now, with its next slot half an interval away.
-
-    The offset is pinned rather than left to the public id: with a random offset the next slot
-    could fall due during the test (one run in a few hundred), and a second slot's runs would
-    join the ones the test counts.
-    """
-    now = timezone.now()
-    half = healthcheck.interval_seconds // 2
-    Healthcheck.objects.filter(pk=healthcheck.pk).update(
-        next_check_at=now - timedelta(seconds=1),
-        slot_offset=int(now.timestamp() - half) % healthcheck.interval_seconds,
-    )
-
 
 @embedded
 def test_the_embedded_worker_checks_a_due_check_from_every_enabled_region(make, fast_mcp):
@@ -281,7 +214,7 @@ def test_the_embedded_worker_runs_each_slot_once(make, fast_mcp):
 
     ran_by_tick: list[int] = []
 
-    def done(worker: _CountingTicks) -> bool:
+    def done(worker: CountingTicks) -> bool:
         # Keep ticking after the runs: ten more ticks must claim nothing more.
         if not ran_by_tick and ProbeResult.objects.filter(healthcheck=healthcheck).count() >= len(REGIONS):
             ran_by_tick.append(worker.ticks)
@@ -315,69 +248,45 @@ def test_the_embedded_worker_runs_a_recheck_after_its_delay(make, refused_url):
 
 @embedded
 def test_a_full_outage_goes_up_down_up_with_no_degraded_between(make):
-    process, url = start_sdk_peer("stateful")
+    server, url = start_sdk_peer("stateful")
     port = urlsplit(url).port
-    healthcheck = make(url, now=timezone.now(), recheck_count=1, recheck_delay_seconds=1)
-    Healthcheck.objects.filter(pk=healthcheck.pk).update(interval_seconds=2)
-    healthcheck.refresh_from_db()
-    due_now(healthcheck)
-    reached: list[str] = []
+    healthcheck = quick_check(make, url)
 
-    def outage_and_recovery(_: _CountingTicks) -> bool:
-        nonlocal process
-        healthcheck.refresh_from_db()
-        if healthcheck.status not in ("up", "down") or reached[-1:] == [healthcheck.status]:
-            return False
-        reached.append(healthcheck.status)
-        if reached == ["up"]:
-            stop(process)  # the server goes away, for every region at once
-        elif reached == ["up", "down"]:
-            process, _ = start_sdk_peer("stateful", port=port)
-        return reached == ["up", "down", "up"]
+    def restart() -> None:
+        nonlocal server
+        server, _ = start_sdk_peer("stateful", port=port)
 
     try:
-        assert run_worker(outage_and_recovery, seconds=120), f"reached only {reached}"
+        # The server goes away, for every region at once, and comes back on the same port.
+        walk_statuses(healthcheck, [("up", lambda: stop(server)), ("down", restart), ("up", lambda: None)])
     finally:
-        stop(process)
+        stop(server)
 
-    changes = [(c.from_status, c.to_status) for c in healthcheck.status_changes.order_by("id")]
-    assert changes == [("pending", "up"), ("up", "down"), ("down", "up")]
+    assert status_changes(healthcheck) == [("pending", "up"), ("up", "down"), ("down", "up")]
 
 
 @embedded
 def test_one_region_of_three_failing_goes_up_degraded_up(make, tmp_path):
     """The official SDK server refuses one region (by the User-Agent naming it) while a file exists."""
     cut_off = tmp_path / "refused-regions"
-    process, url = start_sdk_peer("stateful", "--refuse-regions-file", str(cut_off))
-    healthcheck = make(url, now=timezone.now(), recheck_count=1, recheck_delay_seconds=1)
-    Healthcheck.objects.filter(pk=healthcheck.pk).update(interval_seconds=2)
-    healthcheck.refresh_from_db()
-    due_now(healthcheck)
-    reached: list[str] = []
-
-    def one_region_out_and_back(_: _CountingTicks) -> bool:
-        healthcheck.refresh_from_db()
-        if healthcheck.status not in ("up", "degraded") or reached[-1:] == [healthcheck.status]:
-            return False
-        reached.append(healthcheck.status)
-        if reached == ["up"]:
-            cut_off.write_text("ap-southeast")
-        elif reached == ["up", "degraded"]:
-            cut_off.unlink()
-        return reached == ["up", "degraded", "up"]
+    server, url = start_sdk_peer("stateful", "--refuse-regions-file", str(cut_off))
+    healthcheck = quick_check(make, url)
 
     try:
-        assert run_worker(one_region_out_and_back, seconds=120), f"reached only {reached}"
+        walk_statuses(
+            healthcheck,
+            [
+                ("up", lambda: cut_off.write_text("ap-southeast")),
+                ("degraded", cut_off.unlink),
+                ("up", lambda: None),
+            ],
+        )
     finally:
-        stop(process)
+        stop(server)
 
-    changes = list(healthcheck.status_changes.order_by("id"))
-    assert [(c.from_status, c.to_status) for c in changes] == [
-        ("pending", "up"),
-        ("up", "degraded"),
-        ("degraded", "up"),
-    ]
-    assert changes[1].failed_regions == {"ap-southeast": "http_status"}
+    assert status_changes(healthcheck) == [("pending", "up"), ("up", "degraded"), ("degraded", "up")]
+    change = healthcheck.status_changes.get(to_status="degraded")
+    assert change.failed_regions == {"ap-southeast": "http_status"}
 
 
 def test_a_batch_enqueued_with_a_delay_waits_for_it():
@@ -421,3 +330,20 @@ def test_a_slow_periodic_job_holds_back_neither_the_tick_nor_its_own_next_period
         worker.stop.set()
         thread.join(timeout=30)
     assert not thread.is_alive()
+
+
+@embedded
+def test_a_stopping_worker_keeps_the_batches_it_has_not_started_in_the_outbox():
+    worker = EmbeddedWorker(tick_seconds=60)
+    recheck = [[7, SLOT.isoformat(), 1]]
+    before = timezone.now()
+    worker.enqueue("eu-west", recheck, 30)
+
+    worker.stop.set()
+    worker.run_forever()
+
+    (row,) = OutboxBatch.objects.all()
+    assert (row.region, row.items) == ("eu-west", recheck)
+    assert before + timedelta(seconds=29) <= row.publish_after <= timezone.now() + timedelta(seconds=30)
+    taken = outbox_take_due(now=row.publish_after)
+    assert [(batch.region, batch.items) for batch in taken] == [("eu-west", recheck)]

@@ -287,10 +287,10 @@ def test_a_result_that_can_not_be_recorded_even_as_a_stand_in_costs_only_itself(
     healthy = make_check(other_org, "healthy")
     row = recording._result_row
 
-    def result_row(result, region_id, now):
+    def result_row(result, region_id, now, *rest):
         if result.healthcheck_id == broken.id:
             raise ValueError("a bug")
-        return row(result, region_id, now)
+        return row(result, region_id, now, *rest)
 
     monkeypatch.setattr(recording, "_result_row", result_row)
 

@@ -126,6 +126,8 @@ class Command(BaseCommand):
         # gunicorn here speaks plain HTTP: Secure-only cookies would never come back to the
         # admin's login over it. Behind a TLS proxy, set SECURE_COOKIES=true.
         env.setdefault("SECURE_COOKIES", "false")
+        # The links in alerts point here unless UPTIMY_PUBLIC_URL says where the server is reached.
+        env.setdefault("UPTIMY_PUBLIC_URL", f"http://{host}:{port}")
         queues = [region.queue for region in regions_enabled()]
         for name, command in parts(
             host=host, port=port, broker=bool(settings.REDIS_URL), region_queues=queues

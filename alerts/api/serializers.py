@@ -1,0 +1,144 @@
+"""Shape incidents and their timelines for the API; services do the writing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from alerts.channels import Attempt, ChannelConfigError, channel_kind
+from alerts.models import Channel, Incident, IncidentEvent
+from monitors.secrets import SecretUnreadable
+
+
+class IncidentEventSerializer(serializers.ModelSerializer[IncidentEvent]):
+    class Meta:
+        model = IncidentEvent
+        fields = ["kind", "at", "details"]
+
+
+class IncidentHealthcheckSerializer(serializers.Serializer[Incident]):
+    """The healthcheck's id and name (kept after it is deleted), and whether it was deleted."""
+
+    id = serializers.UUIDField(source="healthcheck_public_id")
+    name = serializers.CharField(source="healthcheck_name")
+    deleted = serializers.SerializerMethodField()
+
+    def get_deleted(self, incident: Incident) -> bool:
+        return incident.healthcheck_id is None
+
+
+class IncidentCauseSerializer(serializers.Serializer[Incident]):
+    """Why the check fails: the failure kind, its sentence, the verdict's summary, the regions, the missing tools."""
+
+    kind = serializers.CharField(
+        source="cause_kind", help_text="The failure kind most failing regions share."
+    )
+    reason = serializers.CharField(
+        source="cause_reason",
+        help_text='The failure\'s sentence, e.g. "Required tools missing: search_docs".',
+    )
+    summary = serializers.CharField(
+        source="cause_summary", help_text="The verdict's sentence over the regions."
+    )
+    regions = serializers.DictField(
+        source="cause_regions",
+        child=serializers.CharField(),
+        help_text="Failing region slug -> failure kind.",
+    )
+    missing_tools = serializers.ListField(source="cause_missing_tools", child=serializers.CharField())
+
+
+class IncidentSerializer(serializers.ModelSerializer[Incident]):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    healthcheck = IncidentHealthcheckSerializer(source="*", read_only=True)
+    state = serializers.SerializerMethodField()
+    cause = IncidentCauseSerializer(source="*", read_only=True)
+    events = IncidentEventSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Incident
+        fields = [
+            "id",
+            "healthcheck",
+            "state",
+            "severity",
+            "opened_at",
+            "acknowledged_at",
+            "acknowledged_by",
+            "resolved_at",
+            "resolution",
+            "cause",
+            "events",
+        ]
+        read_only_fields = fields
+
+    def get_state(self, incident: Incident) -> str:
+        """open or resolved."""
+        return "open" if incident.resolved_at is None else "resolved"
+
+
+class ChannelSerializer(serializers.ModelSerializer[Channel]):
+    """A channel as the API shows it: its config with every secret masked (write-only)."""
+
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    kind = serializers.ChoiceField(choices=Channel.Kind.choices)
+    config = serializers.SerializerMethodField(
+        help_text="The kind's settings, secrets masked as ********; send one back unchanged to keep it."
+    )
+
+    class Meta:
+        model = Channel
+        fields = ["id", "name", "kind", "config", "enabled", "disabled_reason", "created_at", "updated_at"]
+        read_only_fields = ["disabled_reason", "created_at", "updated_at"]
+
+    def get_config(self, channel: Channel) -> dict[str, Any] | None:
+        """The masked config; null when this server's keys can't decrypt it."""
+        kind = channel_kind(channel.kind)
+        try:
+            return kind.masked(kind.parse(channel.config))
+        except (SecretUnreadable, ChannelConfigError):
+            return None
+
+
+class ChannelWriteSerializer(serializers.Serializer[Channel]):
+    """What a client sends to add or change a channel; the kind's parser checks ``config``."""
+
+    name = serializers.CharField(max_length=128)
+    kind = serializers.ChoiceField(choices=Channel.Kind.choices, help_text="Fixed once the channel exists.")
+    config = serializers.DictField(
+        help_text=(
+            "email: {recipients}; webhook: {url, secret?} (a secret is generated when left out); "
+            "pagerduty: {routing_key, events_url?}; apprise: {url}."
+        )
+    )
+    enabled = serializers.BooleanField(required=False, default=True)
+
+
+class AttemptSerializer(serializers.Serializer[Attempt]):
+    """One try of sending: whether it arrived, the receiver's status, how long, and why not."""
+
+    ok = serializers.BooleanField()
+    status_code = serializers.IntegerField(allow_null=True)
+    duration_ms = serializers.SerializerMethodField()
+    error = serializers.CharField()
+
+    def get_duration_ms(self, attempt: Attempt) -> float:
+        return round(attempt.duration * 1000, 1)
+
+
+class ChannelSavedSerializer(ChannelSerializer):
+    """The channel, the signing secret generated for it (shown this once), and the test a re-enabling sent."""
+
+    signing_secret = serializers.CharField(
+        required=False, help_text="A webhook's generated whsec_ secret: shown only in this answer."
+    )
+    test = AttemptSerializer(required=False, allow_null=True)
+
+    class Meta(ChannelSerializer.Meta):
+        fields = [*ChannelSerializer.Meta.fields, "signing_secret", "test"]
+
+
+class SecretSerializer(serializers.Serializer[str]):
+    signing_secret = serializers.CharField(help_text="The new whsec_ secret: shown only in this answer.")
+    previous_valid_until = serializers.DateTimeField(help_text="The old secret keeps signing until then.")

@@ -1,0 +1,208 @@
+"""Add, change, test and remove alert channels, and set alert policies.
+
+A config from a caller goes through its kind's parser (every problem a ServiceError naming the
+field, ``config.url``), then through the address guard for every URL the kind sends to, before
+it is stored encrypted. Secrets are write-only: a field sent back in its masked form keeps its
+stored value (alerts.channels.unmask). A webhook without a secret gets one generated, which
+the caller sees once.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from alerts.channels import (
+    Attempt,
+    ChannelConfigError,
+    ChannelKind,
+    channel_kind,
+    channel_test_alert,
+    generate_secret,
+    target_problem,
+    unmask,
+    webhook,
+)
+from alerts.models import AlertPolicy, Channel
+from monitors.errors import ServiceError
+from monitors.models import Healthcheck, Organization
+
+# At most this many channels per organization: each one is a destination every alert may fan out to.
+MAX_CHANNELS = 100
+
+
+@dataclass(frozen=True)
+class ChannelSaved:
+    """A channel as stored, the secret generated for it (shown once), and the test its re-enabling sent."""
+
+    channel: Channel
+    generated_secret: str = ""
+    test: Attempt | None = None
+
+
+def channel_add(
+    *, organization: Organization, name: str, kind: str, config: Mapping[str, Any], enabled: bool = True
+) -> ChannelSaved:
+    """Validate and store a new channel; a webhook sent without a secret gets one (returned once)."""
+    channel_type = _kind(kind)
+    raw = dict(config)
+    generated = ""
+    if channel_type.name == webhook.KIND.name and not raw.get("secret"):
+        generated = raw["secret"] = generate_secret()
+    parsed = _validated(channel_type, raw)
+    with transaction.atomic():
+        if Channel.objects.select_for_update().filter(organization=organization).count() >= MAX_CHANNELS:
+            raise ServiceError("name", f"An organization has at most {MAX_CHANNELS} channels.")
+        try:
+            with transaction.atomic():
+                channel = channel_create(
+                    organization=organization,
+                    name=_name(name),
+                    kind=Channel.Kind(channel_type.name),
+                    config=channel_type.dump(parsed),
+                    enabled=enabled,
+                )
+        except IntegrityError:
+            raise ServiceError("name", "Another channel of this organization has this name.") from None
+    return ChannelSaved(channel, generated_secret=generated)
+
+
+def channel_change(
+    *,
+    channel: Channel,
+    now: datetime,
+    name: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    enabled: bool | None = None,
+) -> ChannelSaved:
+    """Change a channel's name, config or switch; enabling a disabled one sends it a test at once."""
+    channel_type = _kind(channel.kind)
+    changes: list[str] = ["updated_at"]
+    if name is not None:
+        channel.name = _name(name)
+        changes.append("name")
+    if config is not None:
+        merged = unmask(channel_type, _stored(channel, channel_type), config)
+        channel.config = channel_type.dump(_validated(channel_type, merged))
+        changes.append("config_encrypted")
+    reenabled = enabled is True and not channel.enabled
+    if enabled is not None:
+        channel.enabled = enabled
+        channel.disabled_reason = "" if enabled else channel.disabled_reason
+        changes += ["enabled", "disabled_reason"]
+    try:
+        with transaction.atomic():
+            channel.save(update_fields=changes)
+    except IntegrityError:
+        raise ServiceError("name", "Another channel of this organization has this name.") from None
+    return ChannelSaved(channel, test=channel_test(channel=channel, now=now) if reenabled else None)
+
+
+def channel_rotate_secret(*, channel: Channel, now: datetime) -> str:
+    """Give a webhook a new signing secret; the old one keeps signing for a day. Return the new one (shown once)."""
+    if channel.kind != webhook.KIND.name:
+        raise ServiceError("kind", "Only webhook channels have a signing secret.")
+    rotated = webhook.rotate(_stored(channel, webhook.KIND), now=now)
+    channel.config = webhook.KIND.dump(rotated)
+    channel.save(update_fields=["config_encrypted", "updated_at"])
+    return rotated.secret
+
+
+def channel_test(*, channel: Channel, now: datetime) -> Attempt:
+    """Send the channel a test alert now (a ``channel.test`` event) and return the attempt."""
+    channel_type = _kind(channel.kind)
+    alert = channel_test_alert(
+        event_id=str(uuid.uuid4()), organization=channel.organization.name, occurred_at=now
+    )
+    return channel_type.send(
+        _stored(channel, channel_type),
+        alert,
+        timeout=float(settings.UPTIMY_ALERT_SEND_TIMEOUT),
+        allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
+        nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
+    )
+
+
+def _kind(name: str) -> ChannelKind[Any]:
+    try:
+        return channel_kind(name)
+    except ChannelConfigError as exc:
+        raise ServiceError("kind", exc.message) from None
+
+
+def _stored(channel: Channel, channel_type: ChannelKind[Any]) -> Any:
+    """Return the channel's stored config, parsed (monitors.secrets.SecretUnreadable when no key opens it)."""
+    try:
+        return channel_type.parse(channel.config)
+    except ChannelConfigError as exc:
+        raise ServiceError(
+            "config", f"The stored config no longer reads ({exc.field}: {exc.message}); send it whole."
+        ) from None
+
+
+def _validated(channel_type: ChannelKind[Any], raw: Mapping[str, Any]) -> Any:
+    """Return the parsed config once every URL it sends to passes the address guard."""
+    try:
+        parsed = channel_type.parse(raw)
+    except ChannelConfigError as exc:
+        raise ServiceError(exc.field, exc.message) from None
+    for url in channel_type.targets(parsed):
+        problem = target_problem(
+            url,
+            allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
+            nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
+        )
+        if problem:
+            raise ServiceError(_url_field(channel_type, parsed, url), problem)
+    return parsed
+
+
+def _url_field(channel_type: ChannelKind[Any], parsed: Any, url: str) -> str:
+    stored = channel_type.dump(parsed)
+    return next((f"config.{name}" for name, value in stored.items() if value == url), "config")
+
+
+def _name(name: str) -> str:
+    cleaned = name.strip()
+    if not cleaned:
+        raise ServiceError("name", "A channel needs a name.")
+    if len(cleaned) > 128:
+        raise ServiceError("name", "Keep the name within 128 characters.")
+    return cleaned
+
+
+def channel_create(
+    *, organization: Organization, name: str, kind: Channel.Kind, config: dict[str, Any], enabled: bool = True
+) -> Channel:
+    """Store a channel; ``config`` is the kind's validated config, stored encrypted."""
+    channel = Channel(organization=organization, name=name, kind=kind, enabled=enabled)
+    channel.config = config
+    channel.save(force_insert=True)
+    return channel
+
+
+def alert_policy_set(
+    *,
+    organization: Organization,
+    healthcheck: Healthcheck | None = None,
+    channels: Sequence[Channel],
+    escalation_channels: Sequence[Channel] = (),
+    **switches: Any,
+) -> AlertPolicy:
+    """Create or replace the healthcheck's policy (the organization's default when ``healthcheck`` is None).
+
+    ``switches``: notify_on_degraded, notify_on_recovery, notify_on_tool_changes,
+    reminder_minutes, escalation_minutes.
+    """
+    policy, _ = AlertPolicy.objects.update_or_create(
+        organization=organization, healthcheck=healthcheck, defaults=switches
+    )
+    policy.channels.set(channels)
+    policy.escalation_channels.set(escalation_channels)
+    return policy

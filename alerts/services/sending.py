@@ -1,0 +1,333 @@
+"""Send claimed deliveries through their channel's kind and record what each attempt gave.
+
+A round (:func:`deliveries_send`) claims due deliveries (alerts.services.deliveries: SKIP
+LOCKED, a lease, the per-incident order), builds each one's :class:`alerts.channels.Alert` from
+the notification as it was decided, sends them at once on a few threads (a sender never touches
+the database: it is pure, alerts.channels), and records the round's attempts in one
+transaction:
+
+- delivered;
+- failed, tried again after a backed-off, jittered delay (``alerts.rules.retry_delay``) that
+  honours the receiver's Retry-After, unless that passes the kind's horizon (chat 1 h, webhook
+  3 days): then given up;
+- given up at once on a permanent refusal (a webhook's 410, a revoked PagerDuty key, a config
+  that no longer reads): the channel is disabled with the reason, and the organization's owners
+  are told by email.
+
+Every delay, short or long, is the delivery's ``next_attempt_at``, which the next round (every
+tick) claims: no delay lives only in a broker or a process, so a restart loses no retry.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from alerts.channels import (
+    Alert,
+    Attempt,
+    Cause,
+    ChannelConfigError,
+    EventType,
+    HealthcheckRef,
+    IncidentInfo,
+    Notice,
+    RegionFailure,
+    ToolInputs,
+    ToolsChange,
+    channel_kind,
+)
+from alerts.links import acknowledge_url
+from alerts.models import Channel, Delivery, Incident, Notification
+from alerts.rules import NotificationKind, retry_delay
+from alerts.selectors import digest_entries
+from alerts.services.deliveries import AttemptRecord, deliveries_claim, delivery_attempts_record
+from monitors.models import Membership
+from monitors.secrets import SecretUnreadable
+
+logger = logging.getLogger(__name__)
+
+# Deliveries one round sends at once: each waits on a remote for up to the send timeout.
+SEND_THREADS = 8
+
+
+@dataclass(frozen=True)
+class _Job:
+    """One claimed delivery, ready to send: what the sender needs, and what recording needs."""
+
+    delivery_id: int
+    channel_id: int
+    kind: str
+    config: Any
+    alert: Alert
+    created_at: datetime
+    attempts: int
+
+
+def deliveries_send(*, now: datetime | None = None, limit: int = 100) -> int:
+    """Claim up to ``limit`` due deliveries, send them, record every attempt; return how many were claimed."""
+    claimed_at = now or timezone.now()
+    ids = deliveries_claim(now=claimed_at, limit=limit)
+    if not ids:
+        return 0
+    jobs: list[_Job] = []
+    records: list[AttemptRecord] = []
+    refusals: dict[int, str] = {}
+    for delivery in _claimed(ids):
+        job = _job_of(delivery, now=claimed_at)
+        if isinstance(job, str):
+            records.append(AttemptRecord(delivery.pk, timezone.now(), ok=False, duration_ms=0.0, error=job))
+            refusals[delivery.channel_id] = job
+        else:
+            jobs.append(job)
+    if jobs:
+        with ThreadPoolExecutor(max_workers=min(SEND_THREADS, len(jobs)), thread_name_prefix="send") as pool:
+            futures = {pool.submit(_send, job): job for job in jobs}
+            for future in as_completed(futures):
+                job, attempt = futures[future], future.result()
+                records.append(_record_of(job, attempt))
+                if attempt.permanent:
+                    refusals[job.channel_id] = attempt.error or "The receiver refused for good"
+    # One transaction for the round's attempts. A sender that dies before it leaves them claimed:
+    # another takes them once the lease lapses (a receiver may see one twice, never loses it).
+    delivery_attempts_record(attempts=records)
+    for channel_id, reason in refusals.items():
+        channel_disable(channel_id=channel_id, reason=reason, now=timezone.now())
+    return len(ids)
+
+
+def _claimed(ids: Sequence[int]) -> list[Delivery]:
+    return list(
+        Delivery.objects.filter(id__in=ids)
+        .select_related("channel", "notification", "notification__organization", "notification__incident")
+        .order_by("id")
+    )
+
+
+def _job_of(delivery: Delivery, *, now: datetime) -> _Job | str:
+    """Return the delivery's job, or the sentence saying why it can never be sent."""
+    channel = delivery.channel
+    try:
+        kind = channel_kind(channel.kind)
+        config = kind.parse(channel.config)
+    except SecretUnreadable:
+        return "The channel's stored settings can't be decrypted with this server's keys"
+    except ChannelConfigError as exc:
+        return f"The channel's stored settings are no longer valid ({exc.field}: {exc.message})"
+    return _Job(
+        delivery_id=delivery.pk,
+        channel_id=channel.pk,
+        kind=channel.kind,
+        config=config,
+        alert=alert_of(
+            delivery.notification, delivery_public_id=delivery.public_id, channel_id=channel.pk, now=now
+        ),
+        created_at=delivery.created_at,
+        attempts=delivery.attempts,
+    )
+
+
+def _send(job: _Job) -> Attempt:
+    kind = channel_kind(job.kind)
+    started = time.perf_counter()
+    try:
+        return kind.send(
+            job.config,
+            job.alert,
+            timeout=float(settings.UPTIMY_ALERT_SEND_TIMEOUT),
+            allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
+            nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
+        )
+    except Exception:
+        # Senders never raise for a remote; this is a bug of ours, which must not lose the delivery.
+        logger.exception("delivery %s: the %s sender failed", job.delivery_id, job.kind)
+        return Attempt(
+            ok=False,
+            duration=time.perf_counter() - started,
+            error="Uptimy failed to send this (an error inside Uptimy); it will try again",
+        )
+
+
+def _record_of(job: _Job, attempt: Attempt) -> AttemptRecord:
+    """Return the attempt as recorded: delivered, failed until its backed-off retry, or given up."""
+    at = timezone.now()
+    retry_at = None
+    if not attempt.ok and not attempt.permanent:
+        delay = retry_delay(job.attempts, retry_after=attempt.retry_after, jitter=random.random())  # noqa: S311
+        horizon = job.created_at + channel_kind(job.kind).retry_horizon
+        retry_at = at + delay if at + delay <= horizon else None
+    return AttemptRecord(
+        job.delivery_id,
+        at,
+        ok=attempt.ok,
+        duration_ms=attempt.duration * 1000,
+        status_code=attempt.status_code,
+        error=attempt.error,
+        retry_at=retry_at,
+    )
+
+
+def channel_disable(*, channel_id: int, reason: str, now: datetime) -> bool:
+    """Disable a channel that refused for good, say why, and tell the organization's owners; return whether it was enabled."""
+    with transaction.atomic():
+        changed = Channel.objects.filter(pk=channel_id, enabled=True).update(
+            enabled=False, disabled_reason=reason[:500], updated_at=now
+        )
+    if changed:
+        _tell_owners(channel_id, reason)
+    return bool(changed)
+
+
+def _tell_owners(channel_id: int, reason: str) -> None:
+    channel = Channel.objects.select_related("organization").get(pk=channel_id)
+    owners = list(
+        Membership.objects.filter(organization=channel.organization, role=Membership.Role.OWNER)
+        .exclude(user__email="")
+        .values_list("user__email", flat=True)
+    )
+    if not owners:
+        return
+    try:
+        send_mail(
+            subject=f"Uptimy: alert channel {channel.name!r} was disabled",
+            message=(
+                f"Uptimy stopped sending alerts to the channel {channel.name!r} ({channel.kind}) of "
+                f"{channel.organization.name}, because its receiver refused for good:\n\n{reason}\n\n"
+                "Fix the channel and enable it again; until then its alerts are not sent."
+            ),
+            from_email=None,
+            recipient_list=owners,
+            fail_silently=False,
+        )
+    except Exception as exc:  # the channel is disabled either way; this is a courtesy
+        logger.warning("channel %s disabled; telling its owners failed: %s", channel_id, type(exc).__name__)
+
+
+# --- The alert a delivery carries -------------------------------------------------------------
+
+
+def alert_of(
+    notification: Notification, *, delivery_public_id: uuid.UUID, channel_id: int, now: datetime
+) -> Alert:
+    """Return what ``notification`` says to one channel, as the pure senders take it."""
+    kind = EventType(notification.kind)
+    if kind is EventType.INCIDENTS_DIGEST:
+        members = digest_entries(digest=notification, channel_id=channel_id)
+        incidents = {
+            incident.pk: incident
+            for incident in Incident.objects.filter(id__in=[m.incident_id for m in members if m.incident_id])
+        }
+        notices = tuple(
+            _notice(NotificationKind(m.kind), m.details, incidents.get(m.incident_id or 0), now)
+            for m in members
+        )
+    else:
+        notices = (
+            _notice(NotificationKind(notification.kind), notification.details, notification.incident, now),
+        )
+    return Alert(
+        event_type=kind,
+        event_id=str(delivery_public_id),
+        occurred_at=notification.at,
+        organization=notification.organization.name,
+        notices=notices,
+        incidents_link=_url("/api/v1/incidents/"),
+    )
+
+
+def _notice(
+    kind: NotificationKind, details: Mapping[str, Any], incident: Incident | None, now: datetime
+) -> Notice:
+    healthcheck = details.get("healthcheck") or {}
+    healthcheck_id = str(healthcheck.get("id", ""))
+    ref = HealthcheckRef(
+        id=healthcheck_id,
+        name=str(healthcheck.get("name", "")),
+        status=_status_of(kind, details, incident),
+        link=_url(f"/api/v1/healthchecks/{healthcheck_id}/") if healthcheck_id else "",
+    )
+    acknowledge = ""
+    if incident is not None and incident.resolved_at is None and incident.acknowledged_at is None:
+        acknowledge = acknowledge_url(incident_public_id=incident.public_id, now=now)
+    return Notice(
+        healthcheck=ref,
+        incident=_incident_info(incident, details),
+        cause=_cause(details.get("cause")),
+        tools=_tools(details) if kind is NotificationKind.TOOLS_CHANGED else None,
+        acknowledge_link=acknowledge,
+    )
+
+
+def _status_of(kind: NotificationKind, details: Mapping[str, Any], incident: Incident | None) -> str:
+    if kind is NotificationKind.TOOLS_CHANGED:
+        return "up"
+    if kind is NotificationKind.RESOLVED:
+        resolution = details.get("resolution", "recovered")
+        return "up" if resolution == "recovered" else str(resolution)
+    if isinstance(details.get("to"), str):
+        return str(details["to"])
+    if incident is not None and incident.severity == "warning":
+        return "degraded"
+    return "down"
+
+
+def _incident_info(incident: Incident | None, details: Mapping[str, Any]) -> IncidentInfo | None:
+    if incident is None:
+        return None
+    if incident.resolved_at is not None:
+        status = "resolved"
+    elif incident.acknowledged_at is not None:
+        status = "acknowledged"
+    else:
+        status = "open"
+    duration = details.get("duration_seconds")
+    return IncidentInfo(
+        id=str(incident.public_id),
+        status=status,
+        severity=incident.severity,
+        opened_at=incident.opened_at,
+        acknowledged_at=incident.acknowledged_at,
+        acknowledged_by=incident.acknowledged_by,
+        resolved_at=incident.resolved_at,
+        resolution=incident.resolution,
+        duration_seconds=float(duration) if isinstance(duration, int | float) else None,
+    )
+
+
+def _cause(cause: object) -> Cause | None:
+    if not isinstance(cause, Mapping) or (not cause.get("kind") and not cause.get("reason")):
+        return None
+    regions = cause.get("regions") or {}
+    return Cause(
+        kind=str(cause.get("kind", "")),
+        reason=str(cause.get("reason", "")),
+        regions=tuple(RegionFailure(str(slug), str(kind)) for slug, kind in sorted(dict(regions).items())),
+        missing_tools=tuple(str(tool) for tool in cause.get("missing_tools") or ()),
+    )
+
+
+def _tools(details: Mapping[str, Any]) -> ToolsChange:
+    stricter = details.get("new_required_inputs") or {}
+    return ToolsChange(
+        removed=tuple(str(tool) for tool in details.get("removed") or ()),
+        gained_required_inputs=tuple(
+            ToolInputs(str(tool), tuple(str(name) for name in inputs))
+            for tool, inputs in dict(stricter).items()
+        ),
+    )
+
+
+def _url(path: str) -> str:
+    return str(settings.UPTIMY_PUBLIC_URL).rstrip("/") + path
