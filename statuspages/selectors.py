@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 
 from monitors.models import Healthcheck, Organization, ProbeResult, RegionState, Rollup, StatusChange
+from monitors.selectors import maintenance_covering
 from probes.types import Status
 from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
 from statuspages.render import statuspage_api as api
@@ -216,6 +217,26 @@ def _history_intervals(
     return result
 
 
+def _maintenance(
+    healthchecks: Sequence[Healthcheck], organization_id: int, start: datetime, now: datetime
+) -> dict[int, list[Interval]]:
+    """Return each healthcheck's maintenance occurrences over [start, now], from monitors' windows.
+
+    One indexed query when the organization has no window live then (the common case).
+    """
+    covering = maintenance_covering(
+        organizations={hc.id: organization_id for hc in healthchecks},
+        start=start,
+        # Through now itself: an occurrence that starts this second is maintenance now.
+        end=now + timedelta(seconds=1),
+    )
+    return {hc_id: [Interval(o.start, o.end) for o in found] for hc_id, found in covering.items()}
+
+
+def _in_maintenance(intervals: Sequence[Interval], now: datetime) -> bool:
+    return any(interval.start <= now < interval.end for interval in intervals)
+
+
 def _points(healthcheck_ids: Sequence[int], now: datetime) -> dict[int, list[Point]]:
     """Return each healthcheck's hourly median response time, averaged over its regions by runs."""
     sums: dict[tuple[int, datetime], list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -384,10 +405,12 @@ def page_view(
         chosen = chosen.exclude(status=PublishedIncident.Status.RESOLVED, resolved_at__lt=recent)
     listed = _incidents(page, chosen, order=("-created_at", "-id"), limit=api.INCIDENTS_LIMIT)
     views: list[ComponentView] = []
+    zone = ZoneInfo(page.time_zone)
+    today = now.astimezone(zone).date()
+    window_start = datetime.combine(today - timedelta(days=DAYS - 1), datetime.min.time(), tzinfo=zone)
+    # The JSON needs only whether maintenance holds each component now; the bars, the 90 days.
+    maintenance = _maintenance(healthchecks, page.organization_id, window_start if history else now, now)
     if history:
-        zone = ZoneInfo(page.time_zone)
-        today = now.astimezone(zone).date()
-        window_start = datetime.combine(today - timedelta(days=DAYS - 1), datetime.min.time(), tzinfo=zone)
         intervals = _history_intervals(healthchecks, window_start, now)
         points = _points(ids, now)
         mcp = _mcp_details([c.healthcheck_id for c in components if c.show_mcp_details])
@@ -402,7 +425,9 @@ def page_view(
     for component in components:
         hc = component.healthcheck
         status = component_status(
-            status=Status(hc.status), regions_down=down.get(hc.id, 0), in_maintenance=False
+            status=Status(hc.status),
+            regions_down=down.get(hc.id, 0),
+            in_maintenance=_in_maintenance(maintenance.get(hc.id, ()), now),
         )
         if not history:
             views.append(ComponentView(component, status, down.get(hc.id, 0)))
@@ -412,6 +437,7 @@ def page_view(
             now=now,
             time_zone=page.time_zone,
             downtime=downtime,
+            maintenance=maintenance.get(hc.id, ()),
             data=data,
             incidents=spans.get(component.id, ()),
         )

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.test import Client
 from django.utils import timezone
 
+from monitors.services import maintenance_window_create
 from statuspages import services
 
 pytestmark = pytest.mark.django_db
@@ -159,3 +161,19 @@ def test_head_answers_the_headers_of_a_get_without_the_body(web, page):
     assert (head.status_code, head.content) == (200, b"")
     assert head["ETag"] == got["ETag"]
     assert head["Content-Length"] == str(len(got.content))
+
+
+def test_a_component_in_maintenance_reads_under_maintenance(web, org, make_page, make_check, add_component):
+    page = make_page(org)
+    check = make_check(org, name="API")
+    add_component(page, check)
+    maintenance_window_create(
+        organization=org,
+        name="Upgrade",
+        starts_at=timezone.now() - timedelta(minutes=5),
+        duration=timedelta(hours=1),
+        healthchecks=[check.public_id],
+    )
+    summary = get(web, page, "summary").json()
+    assert summary["components"][0]["status"] == "under_maintenance"
+    assert summary["status"] == {"indicator": "maintenance", "description": "Service Under Maintenance"}

@@ -10,6 +10,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from monitors.models import ProbeResult, Region, RegionState, Rollup
+from monitors.services import maintenance_window_create
 from statuspages import selectors, services
 from statuspages.render.bars import BarLevel
 from statuspages.render.vocabulary import ComponentStatus, Indicator
@@ -250,3 +251,49 @@ def test_the_history_reads_the_same_on_postgresql(
     assert bars["2026-11-01"].downtime_seconds == 30 * 60
     assert bars["2026-11-02"].downtime_seconds == 30 * 60
     assert only_component(page).mcp is None
+
+
+# --- maintenance windows (monitors.MaintenanceWindow) ---------------------------------------------
+
+
+def test_a_component_in_a_maintenance_window_is_under_maintenance(org, make_check, make_page, add_component):
+    page = make_page(org)
+    held, free = make_check(org, name="held", status="down", now=NOW), make_check(org, name="free", now=NOW)
+    maintenance_window_create(
+        organization=org,
+        name="Upgrade",
+        starts_at=NOW - timedelta(minutes=10),
+        duration=timedelta(hours=1),
+        healthchecks=[held.public_id],
+    )
+    add_component(page, held)
+    add_component(page, free)
+    for history in (True, False):
+        view = view_of(page, history=history)
+        assert {c.name: c.status for c in view.components} == {
+            "held": ComponentStatus.UNDER_MAINTENANCE,
+            "free": ComponentStatus.OPERATIONAL,
+        }
+        assert view.status.indicator is Indicator.MAINTENANCE
+
+
+def test_downtime_inside_maintenance_is_left_out_of_the_day(
+    org, make_check, make_page, add_component, change
+):
+    page = make_page(org)
+    check = make_check(org, now=NOW)
+    day = datetime(2026, 11, 20, tzinfo=UTC)
+    maintenance_window_create(
+        organization=org,
+        name="Upgrade",
+        starts_at=day + timedelta(hours=1),
+        duration=timedelta(hours=1),
+        healthchecks=[check.public_id],
+    )
+    change(check, day + timedelta(hours=1, minutes=10), "up", "down")
+    change(check, day + timedelta(hours=2, minutes=5), "down", "up")
+    add_component(page, check)
+    bars = {bar.day.isoformat(): bar for bar in only_component(page).bars}
+    assert bars["2026-11-20"].maintenance_seconds == 3600
+    assert bars["2026-11-20"].downtime_seconds == 5 * 60
+    assert bars["2026-11-21"].maintenance_seconds == 0
