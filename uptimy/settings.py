@@ -15,6 +15,7 @@ from typing import Any, NotRequired, TypedDict
 import environ  # type: ignore[import-untyped]
 from django.core.exceptions import ImproperlyConfigured
 
+from probes.types import Status
 from uptimy import local_secrets
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -270,7 +271,12 @@ SPECTACULAR_SETTINGS = {
     # What a webhook channel receives: OpenAPI 3.1's top-level `webhooks`.
     "OAS_VERSION": "3.1.0",
     "WEBHOOKS": ["alerts.api.webhooks.ALERT_WEBHOOK"],
-    "ENUM_NAME_OVERRIDES": {"ChannelKindEnum": "alerts.models.Channel.Kind"},
+    # One enum per set of words, named: a published incident's status and its updates' share one.
+    "ENUM_NAME_OVERRIDES": {
+        "ChannelKindEnum": "alerts.models.Channel.Kind",
+        "PublishedIncidentStatusEnum": "statuspages.models.PublishedIncident.Status",
+        "HealthcheckStatusEnum": [status.value for status in Status],
+    },
 }
 
 LOGGING = {

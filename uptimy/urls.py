@@ -1,4 +1,4 @@
-"""Mount every app's routes: the health endpoint, the metrics, the admin and the REST API."""
+"""Mount every app's routes: the health endpoint, the metrics, the admin, the REST API and the status pages."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -10,7 +10,11 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
+    path("api/v1/status-pages/", include("statuspages.api.urls")),
     path("api/v1/", include("monitors.api.urls")),
     path("api/v1/", include("alerts.api.urls")),
     path("alerts/", include("alerts.urls")),
+    path("s/<slug:slug>/", include(("statuspages.urls", "statuspages"), namespace="statuspage")),
+    # Last: a verified custom domain's page answers at the root, found by the Host header.
+    path("", include(("statuspages.urls", "statuspages"), namespace="statuspage-domain")),
 ]

@@ -1,0 +1,68 @@
+"""Cover the status-page models in the Django admin; a page's password hash is never shown."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from monitors.admin import ModelAdmin, TabularInline
+from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+
+
+class ComponentInline(TabularInline[Component, StatusPage]):
+    model = Component
+    extra = 0
+    fields = [
+        "display_name",
+        "healthcheck",
+        "group",
+        "position",
+        "only_show_when_not_operational",
+        "show_mcp_details",
+    ]
+    raw_id_fields = ["healthcheck", "group"]
+
+
+@admin.register(StatusPage)
+class StatusPageAdmin(ModelAdmin[StatusPage]):
+    list_display = ["slug", "title", "organization", "access", "custom_domain", "domain_verified_at"]
+    list_filter = ["access"]
+    search_fields = ["slug", "title", "custom_domain"]
+    readonly_fields = ["public_id", "domain_token", "created_at", "updated_at"]
+    exclude = ["password_hash"]
+    raw_id_fields = ["organization"]
+    inlines = [ComponentInline]
+
+
+@admin.register(ComponentGroup)
+class ComponentGroupAdmin(ModelAdmin[ComponentGroup]):
+    list_display = ["name", "page", "position"]
+    raw_id_fields = ["page"]
+
+
+@admin.register(Component)
+class ComponentAdmin(ModelAdmin[Component]):
+    list_display = ["display_name", "page", "healthcheck", "group", "position"]
+    search_fields = ["display_name"]
+    raw_id_fields = ["page", "healthcheck", "group"]
+
+
+class IncidentUpdateInline(TabularInline[IncidentUpdate, PublishedIncident]):
+    model = IncidentUpdate
+    extra = 0
+    fields = ["status", "body", "created_at"]
+
+
+@admin.register(PublishedIncident)
+class PublishedIncidentAdmin(ModelAdmin[PublishedIncident]):
+    list_display = ["title", "page", "impact", "status", "created_at", "resolved_at"]
+    list_filter = ["impact", "status"]
+    search_fields = ["title"]
+    raw_id_fields = ["page"]
+    filter_horizontal = ["components"]
+    inlines = [IncidentUpdateInline]
+
+
+@admin.register(IncidentUpdate)
+class IncidentUpdateAdmin(ModelAdmin[IncidentUpdate]):
+    list_display = ["incident", "status", "created_at"]
+    raw_id_fields = ["incident"]

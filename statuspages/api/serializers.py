@@ -1,0 +1,145 @@
+"""Shape status pages, components, groups and published incidents for the owners' API; services write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.services.pages import MIN_PASSWORD_LENGTH, domain_record_name
+
+MAX_AFFECTED_COMPONENTS = 200
+MAX_BODY_CHARS = 20_000
+
+
+class StatusPageSerializer(serializers.ModelSerializer[StatusPage]):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    slug = serializers.SlugField(max_length=64)
+    # Checked by the service (an IANA name; http or https only), so the error says what to fix.
+    time_zone = serializers.CharField(max_length=64, required=False)
+    logo_url = serializers.CharField(max_length=2048, required=False, allow_blank=True)
+    custom_domain = serializers.CharField(max_length=253, required=False, allow_blank=True, allow_null=True)
+    password = serializers.CharField(
+        write_only=True,
+        required=False,
+        min_length=MIN_PASSWORD_LENGTH,
+        max_length=1024,
+        trim_whitespace=False,
+    )
+    domain_token = serializers.CharField(read_only=True)
+    domain_record = serializers.SerializerMethodField()
+    domain_verified = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = StatusPage
+        fields = [
+            "id",
+            "slug",
+            "title",
+            "description",
+            "logo_url",
+            "time_zone",
+            "access",
+            "password",
+            "custom_domain",
+            "domain_token",
+            "domain_record",
+            "domain_verified",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def get_domain_record(self, page: StatusPage) -> str | None:
+        """Name the TXT record to publish the token at, while a custom domain is set."""
+        return domain_record_name(page.custom_domain) if page.custom_domain else None
+
+
+class ComponentGroupSerializer(serializers.ModelSerializer[ComponentGroup]):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+
+    class Meta:
+        model = ComponentGroup
+        fields = ["id", "name", "position", "created_at", "updated_at"]
+        read_only_fields = ["created_at", "updated_at"]
+
+
+class ComponentSerializer(serializers.ModelSerializer[Component]):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    healthcheck = serializers.UUIDField(source="healthcheck.public_id")
+    group = serializers.UUIDField(source="group.public_id", allow_null=True, required=False)
+    display_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+    class Meta:
+        model = Component
+        fields = [
+            "id",
+            "healthcheck",
+            "display_name",
+            "description",
+            "group",
+            "position",
+            "only_show_when_not_operational",
+            "show_mcp_details",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = ["created_at", "updated_at"]
+
+    def to_service_changes(self) -> dict[str, Any]:
+        """Return the validated fields as the service takes them: references by public id."""
+        data = dict(self.validated_data)
+        if "healthcheck" in data:
+            data["healthcheck"] = data["healthcheck"]["public_id"]
+        if "group" in data:
+            data["group"] = data["group"]["public_id"] if data["group"] else None
+        return data
+
+
+class IncidentUpdateSerializer(serializers.ModelSerializer[IncidentUpdate]):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    body = serializers.CharField(max_length=MAX_BODY_CHARS)
+
+    class Meta:
+        model = IncidentUpdate
+        fields = ["id", "status", "body", "created_at"]
+        read_only_fields = ["created_at"]
+
+
+class ComponentIdsField(serializers.ListField):
+    """Take the affected components' ids; answer them from the incident's components."""
+
+    def to_representation(self, data: Any) -> list[str]:
+        return [str(component.public_id) for component in data.all()]
+
+
+class PublishedIncidentSerializer(serializers.ModelSerializer[PublishedIncident]):
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    components = ComponentIdsField(
+        child=serializers.UUIDField(), required=False, max_length=MAX_AFFECTED_COMPONENTS
+    )
+    body = serializers.CharField(
+        write_only=True,
+        required=False,
+        max_length=MAX_BODY_CHARS,
+        help_text="The first update's text (on create).",
+    )
+    updates = IncidentUpdateSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = PublishedIncident
+        fields = [
+            "id",
+            "title",
+            "impact",
+            "status",
+            "components",
+            "body",
+            "created_at",
+            "updated_at",
+            "monitoring_at",
+            "resolved_at",
+            "updates",
+        ]
+        read_only_fields = ["created_at", "updated_at", "monitoring_at", "resolved_at"]

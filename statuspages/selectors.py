@@ -1,0 +1,512 @@
+"""Read status pages and turn monitors' data into the renderers' plain inputs.
+
+Every read here is bounded and batched: one query per kind of data for all the components of
+a page (components, regions down, status changes, rollups, latest MCP results, incidents and
+their updates), so a page of 50 components costs what a page of 5 does.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+
+from monitors.models import Healthcheck, Organization, ProbeResult, RegionState, Rollup, StatusChange
+from monitors.selectors import maintenance_covering
+from probes.types import Status
+from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.render import statuspage_api as api
+from statuspages.render.bars import DAYS, DayBar, IncidentSpan, Interval, day_bars, period_uptime
+from statuspages.render.chart import Point
+from statuspages.render.vocabulary import (
+    ComponentStatus,
+    Impact,
+    PageStatus,
+    component_status,
+    group_status,
+    page_status,
+)
+
+# The response-time chart shows the last day of hourly rollups.
+CHART_HOURS = 24
+# The main page lists the open incidents and those resolved within this many days.
+RECENT_INCIDENT_DAYS = 14
+# A history page is one year; more incidents than this in a year are cut (newest kept).
+MAX_HISTORY_INCIDENTS = 1000
+MEASURED = frozenset({Status.UP.value, Status.DEGRADED.value, Status.DOWN.value})
+
+
+# --- lookups -------------------------------------------------------------------------------------
+
+
+def status_pages_of(*, organization: Organization) -> QuerySet[StatusPage]:
+    return StatusPage.objects.filter(organization=organization)
+
+
+def page_by_slug(*, slug: str) -> StatusPage | None:
+    return StatusPage.objects.filter(slug=slug).first()
+
+
+def page_by_domain(*, host: str) -> StatusPage | None:
+    """Return the page whose verified custom domain is ``host`` (port and trailing dot ignored)."""
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    name = name.strip().lower().removesuffix(".")
+    if not name:
+        return None
+    return StatusPage.objects.filter(custom_domain=name, domain_verified_at__isnull=False).first()
+
+
+# --- what the renderers are given ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class McpDetails:
+    """Hold what a component may show of its MCP server: never a URL or a header."""
+
+    protocol: str
+    server_version: str
+    tool_count: int | None
+
+
+@dataclass(frozen=True)
+class ComponentView:
+    """Hold one component as the page draws it."""
+
+    component: Component
+    status: ComponentStatus
+    regions_down: int
+    bars: tuple[DayBar, ...] = ()
+    points: tuple[Point, ...] = ()
+    mcp: McpDetails | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.component.public_id)
+
+    @property
+    def name(self) -> str:
+        return self.component.display_name
+
+    @property
+    def visible(self) -> bool:
+        return not self.component.only_show_when_not_operational or self.status != ComponentStatus.OPERATIONAL
+
+    @property
+    def uptime(self) -> str | None:
+        return period_uptime(self.bars)
+
+
+@dataclass(frozen=True)
+class Section:
+    """Hold a group and its visible components, or the ungrouped components (``group`` None)."""
+
+    group: ComponentGroup | None
+    status: ComponentStatus
+    components: tuple[ComponentView, ...]
+
+
+@dataclass(frozen=True)
+class PageView:
+    """Hold everything a page's HTML and JSON answer from."""
+
+    page: StatusPage
+    status: PageStatus
+    components: tuple[ComponentView, ...]
+    groups: tuple[ComponentGroup, ...]
+    incidents: tuple[PublishedIncident, ...]
+    content: api.PageContent
+    sections: tuple[Section, ...] = field(default=())
+
+
+# --- the reads -----------------------------------------------------------------------------------
+
+
+def _components(page: StatusPage) -> list[Component]:
+    return list(
+        Component.objects.filter(page=page)
+        .select_related("healthcheck")
+        .only(
+            "public_id",
+            "page_id",
+            "group_id",
+            "display_name",
+            "description",
+            "position",
+            "only_show_when_not_operational",
+            "show_mcp_details",
+            "created_at",
+            "updated_at",
+            "healthcheck__id",
+            "healthcheck__status",
+            "healthcheck__created_at",
+        )
+    )
+
+
+def _regions_down(healthcheck_ids: Sequence[int]) -> dict[int, int]:
+    down: dict[int, int] = defaultdict(int)
+    rows = RegionState.objects.filter(healthcheck_id__in=healthcheck_ids, status=Status.DOWN.value)
+    for hc_id in rows.values_list("healthcheck_id", flat=True):
+        down[hc_id] += 1
+    return down
+
+
+def _incidents(
+    page: StatusPage, queryset: QuerySet[PublishedIncident], *, order: tuple[str, ...], limit: int
+) -> list[PublishedIncident]:
+    return list(
+        queryset.filter(page=page)
+        .order_by(*order)[:limit]
+        .prefetch_related(
+            Prefetch("updates", queryset=IncidentUpdate.objects.order_by("-created_at", "-id")),
+            Prefetch(
+                "components",
+                queryset=Component.objects.only(
+                    "id", "public_id", "display_name", "page_id", "position", "created_at", "updated_at"
+                ),
+            ),
+        )
+    )
+
+
+def _history_intervals(
+    healthchecks: Sequence[Healthcheck], start: datetime, now: datetime
+) -> dict[int, tuple[list[Interval], list[Interval]]]:
+    """Return each healthcheck's downtime and measured intervals since ``start``, from its status changes.
+
+    The status at ``start`` is the first later change's ``from_status`` (or the current status
+    when nothing changed since); nothing before the check's creation counts as measured.
+    """
+    changes: dict[int, list[tuple[datetime, str, str]]] = defaultdict(list)
+    rows = (
+        StatusChange.objects.filter(
+            healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=now
+        )
+        .order_by("healthcheck_id", "at", "id")
+        .values_list("healthcheck_id", "at", "from_status", "to_status")
+    )
+    for hc_id, at, from_status, to_status in rows:
+        changes[hc_id].append((at, from_status, to_status))
+    result: dict[int, tuple[list[Interval], list[Interval]]] = {}
+    for hc in healthchecks:
+        own = changes.get(hc.id, [])
+        begin = max(start, hc.created_at)
+        status = own[0][1] if own else hc.status
+        down: list[Interval] = []
+        data: list[Interval] = []
+        cursor = begin
+        for at, _, to_status in [*own, (now, "", "")]:
+            at = max(at, begin)
+            if at > cursor:
+                if status in MEASURED:
+                    # Measured stretches join across up/down/degraded changes: one interval, not hundreds.
+                    if data and data[-1].end == cursor:
+                        data[-1] = Interval(data[-1].start, at)
+                    else:
+                        data.append(Interval(cursor, at))
+                if status == Status.DOWN.value:
+                    down.append(Interval(cursor, at))
+                cursor = at
+            if to_status:
+                status = to_status
+        result[hc.id] = (down, data)
+    return result
+
+
+def _maintenance(
+    healthchecks: Sequence[Healthcheck], organization_id: int, start: datetime, now: datetime
+) -> dict[int, list[Interval]]:
+    """Return each healthcheck's maintenance occurrences over [start, now], from monitors' windows.
+
+    One indexed query when the organization has no window live then (the common case).
+    """
+    covering = maintenance_covering(
+        organizations={hc.id: organization_id for hc in healthchecks},
+        start=start,
+        # Through now itself: an occurrence that starts this second is maintenance now.
+        end=now + timedelta(seconds=1),
+    )
+    return {hc_id: [Interval(o.start, o.end) for o in found] for hc_id, found in covering.items()}
+
+
+def _in_maintenance(intervals: Sequence[Interval], now: datetime) -> bool:
+    return any(interval.start <= now < interval.end for interval in intervals)
+
+
+def _points(healthcheck_ids: Sequence[int], now: datetime) -> dict[int, list[Point]]:
+    """Return each healthcheck's hourly median response time, averaged over its regions by runs."""
+    sums: dict[tuple[int, datetime], list[float]] = defaultdict(lambda: [0.0, 0.0])
+    rows = Rollup.objects.filter(
+        healthcheck_id__in=healthcheck_ids,
+        period=Rollup.Period.HOUR,
+        start__gte=now - timedelta(hours=CHART_HOURS),
+        p50_ms__isnull=False,
+        runs__gt=0,
+    ).values_list("healthcheck_id", "start", "runs", "p50_ms")
+    for hc_id, start, runs, p50 in rows:
+        if p50 is None:
+            continue
+        total = sums[(hc_id, start)]
+        total[0] += p50 * runs
+        total[1] += runs
+    points: dict[int, list[Point]] = defaultdict(list)
+    for (hc_id, start), (weighted, counted) in sorted(sums.items()):
+        points[hc_id].append((start, weighted / counted))
+    return points
+
+
+def _mcp_details(healthcheck_ids: Sequence[int]) -> dict[int, McpDetails]:
+    if not healthcheck_ids:
+        return {}
+    latest = Healthcheck.objects.filter(id__in=healthcheck_ids).annotate(
+        last=Subquery(
+            ProbeResult.objects.filter(healthcheck=OuterRef("pk"), protocol__gt="")
+            .order_by("-slot", "-attempt")
+            .values("id")[:1]
+        )
+    )
+    rows = ProbeResult.objects.filter(id__in=latest.values("last")).values_list(
+        "healthcheck_id", "protocol", "server_version", "tool_count"
+    )
+    return {hc_id: McpDetails(protocol, version, tools) for hc_id, protocol, version, tools in rows}
+
+
+def _spans(incidents: Iterable[PublishedIncident]) -> dict[int, list[IncidentSpan]]:
+    spans: dict[int, list[IncidentSpan]] = defaultdict(list)
+    for incident in incidents:
+        for component in incident.components.all():
+            spans[component.id].append(
+                IncidentSpan(incident.title, incident.created_at, incident.resolved_at)
+            )
+    return spans
+
+
+def _content(
+    page: StatusPage,
+    views: Sequence[ComponentView],
+    groups: Sequence[ComponentGroup],
+    incidents: Sequence[PublishedIncident],
+    status: PageStatus,
+    url: str,
+) -> api.PageContent:
+    members: dict[int, list[ComponentView]] = defaultdict(list)
+    for view in views:
+        if view.component.group_id is not None:
+            members[view.component.group_id].append(view)
+    by_id = {group.id: str(group.public_id) for group in groups}
+    statuses = {view.component.id: view.status for view in views}
+    shown: list[api.Component] = [_api_component(view, by_id) for view in views]
+    for group in groups:
+        own = members.get(group.id, [])
+        shown.append(
+            api.Component(
+                id=str(group.public_id),
+                name=group.name,
+                status=group_status(v.status for v in own),
+                created_at=group.created_at,
+                updated_at=group.updated_at,
+                position=group.position,
+                group=True,
+                components=tuple(v.id for v in own),
+            )
+        )
+    moments = [page.updated_at, *(c.updated_at for c in shown), *(i.updated_at for i in incidents)]
+    header = api.Page(
+        id=str(page.public_id), name=page.title, url=url, time_zone=page.time_zone, updated_at=max(moments)
+    )
+    return api.PageContent(
+        page=header,
+        status=status,
+        components=tuple(shown),
+        incidents=tuple(_api_incident(incident, url, statuses) for incident in incidents),
+    )
+
+
+def _api_component(view: ComponentView, group_ids: dict[int, str]) -> api.Component:
+    component = view.component
+    return api.Component(
+        id=view.id,
+        name=component.display_name,
+        status=view.status,
+        created_at=component.created_at,
+        updated_at=component.updated_at,
+        position=component.position,
+        description=component.description or None,
+        group_id=group_ids.get(component.group_id) if component.group_id is not None else None,
+        only_show_if_degraded=component.only_show_when_not_operational,
+    )
+
+
+def _api_incident(
+    incident: PublishedIncident, url: str, statuses: dict[int, ComponentStatus]
+) -> api.Incident:
+    incident_id = str(incident.public_id)
+    return api.Incident(
+        id=incident_id,
+        name=incident.title,
+        status=api.IncidentStatus(incident.status),
+        impact=Impact(incident.impact),
+        created_at=incident.created_at,
+        updated_at=incident.updated_at,
+        started_at=incident.created_at,
+        shortlink=f"{url}#incident-{incident_id}",
+        monitoring_at=incident.monitoring_at,
+        resolved_at=incident.resolved_at,
+        updates=tuple(
+            api.IncidentUpdate(
+                id=str(update.public_id),
+                status=api.IncidentStatus(update.status),
+                body=update.body,
+                created_at=update.created_at,
+                updated_at=update.created_at,
+                display_at=update.created_at,
+            )
+            for update in incident.updates.all()
+        ),
+        components=tuple(
+            api.Component(
+                id=str(component.public_id),
+                name=component.display_name,
+                status=statuses.get(component.id, ComponentStatus.OPERATIONAL),
+                created_at=component.created_at,
+                updated_at=component.updated_at,
+                position=component.position,
+                group_id=None,
+            )
+            for component in incident.components.all()
+        ),
+    )
+
+
+def page_view(
+    *, page: StatusPage, now: datetime, url: str, history: bool = True, incidents: str = "recent"
+) -> PageView:
+    """Read everything the page shows at ``now``; ``url`` is its public address (for the JSON).
+
+    ``history`` adds the 90-day bars, the response-time points and the MCP details (the HTML);
+    the JSON leaves them out. ``incidents`` picks which published incidents are read:
+    ``recent`` (open ones and those resolved within RECENT_INCIDENT_DAYS), ``unresolved``, or
+    ``latest`` (the last INCIDENTS_LIMIT).
+    """
+    groups = list(ComponentGroup.objects.filter(page=page))
+    components = _components(page)
+    healthchecks = [component.healthcheck for component in components]
+    ids = [hc.id for hc in healthchecks]
+    down = _regions_down(ids)
+    chosen = PublishedIncident.objects.all()
+    if incidents == "unresolved":
+        chosen = chosen.exclude(status=PublishedIncident.Status.RESOLVED)
+    elif incidents == "recent":
+        recent = now - timedelta(days=RECENT_INCIDENT_DAYS)
+        chosen = chosen.exclude(status=PublishedIncident.Status.RESOLVED, resolved_at__lt=recent)
+    listed = _incidents(page, chosen, order=("-created_at", "-id"), limit=api.INCIDENTS_LIMIT)
+    views: list[ComponentView] = []
+    zone = ZoneInfo(page.time_zone)
+    today = now.astimezone(zone).date()
+    window_start = datetime.combine(today - timedelta(days=DAYS - 1), datetime.min.time(), tzinfo=zone)
+    # The JSON needs only whether maintenance holds each component now; the bars, the 90 days.
+    maintenance = _maintenance(healthchecks, page.organization_id, window_start if history else now, now)
+    if history:
+        intervals = _history_intervals(healthchecks, window_start, now)
+        points = _points(ids, now)
+        mcp = _mcp_details([c.healthcheck_id for c in components if c.show_mcp_details])
+        window_incidents = _incidents(
+            page,
+            PublishedIncident.objects.exclude(resolved_at__lt=window_start),
+            # Newest kept when a window holds more than the cap.
+            order=("-created_at", "-id"),
+            limit=MAX_HISTORY_INCIDENTS,
+        )
+        spans = _spans(window_incidents)
+    for component in components:
+        hc = component.healthcheck
+        status = component_status(
+            status=Status(hc.status),
+            regions_down=down.get(hc.id, 0),
+            in_maintenance=_in_maintenance(maintenance.get(hc.id, ()), now),
+        )
+        if not history:
+            views.append(ComponentView(component, status, down.get(hc.id, 0)))
+            continue
+        downtime, data = intervals[hc.id]
+        bars = day_bars(
+            now=now,
+            time_zone=page.time_zone,
+            downtime=downtime,
+            maintenance=maintenance.get(hc.id, ()),
+            data=data,
+            incidents=spans.get(component.id, ()),
+        )
+        views.append(
+            ComponentView(
+                component,
+                status,
+                down.get(hc.id, 0),
+                bars=tuple(bars),
+                points=tuple(points.get(hc.id, ())),
+                mcp=mcp.get(hc.id),
+            )
+        )
+    unresolved = [
+        Impact(incident.impact) for incident in listed if incident.status != PublishedIncident.Status.RESOLVED
+    ]
+    overall = page_status((view.status for view in views), unresolved)
+    return PageView(
+        page=page,
+        status=overall,
+        components=tuple(views),
+        groups=tuple(groups),
+        incidents=tuple(listed),
+        content=_content(page, views, groups, listed, overall, url),
+        sections=_sections(views, groups),
+    )
+
+
+def _sections(views: Sequence[ComponentView], groups: Sequence[ComponentGroup]) -> tuple[Section, ...]:
+    """Return the page's layout: ungrouped components and groups, interleaved by position."""
+    members: dict[int, list[ComponentView]] = defaultdict(list)
+    loose: list[tuple[int, int, Section]] = []
+    for view in views:
+        if view.component.group_id is None:
+            if view.visible:
+                loose.append((view.component.position, 0, Section(None, view.status, (view,))))
+        else:
+            members[view.component.group_id].append(view)
+    for group in groups:
+        own = members.get(group.id, [])
+        shown = tuple(view for view in own if view.visible)
+        if shown:
+            loose.append((group.position, 1, Section(group, group_status(v.status for v in own), shown)))
+    loose.sort(key=lambda item: (item[0], item[1]))
+    return tuple(section for _, _, section in loose)
+
+
+@dataclass(frozen=True)
+class Month:
+    """Hold one month of a page's incident history."""
+
+    first_day: date
+    incidents: tuple[PublishedIncident, ...]
+
+
+def incident_history(*, page: StatusPage, year: int, now: datetime) -> list[Month]:
+    """Return the months of ``year`` up to now (newest first), each with its incidents, in the page's zone."""
+    zone = ZoneInfo(page.time_zone)
+    start = datetime(year, 1, 1, tzinfo=zone)
+    end = datetime(year + 1, 1, 1, tzinfo=zone)
+    incidents = _incidents(
+        page,
+        PublishedIncident.objects.filter(created_at__gte=start, created_at__lt=end),
+        order=("-created_at", "-id"),
+        limit=MAX_HISTORY_INCIDENTS,
+    )
+    by_month: dict[int, list[PublishedIncident]] = defaultdict(list)
+    for incident in incidents:
+        by_month[incident.created_at.astimezone(zone).month].append(incident)
+    local_now = now.astimezone(zone)
+    last = 12 if year < local_now.year else local_now.month if year == local_now.year else 0
+    return [Month(date(year, month, 1), tuple(by_month.get(month, ()))) for month in range(last, 0, -1)]

@@ -1,0 +1,94 @@
+"""Add, change and remove a page's components and component groups."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+
+from monitors.errors import ServiceError
+from monitors.models import Healthcheck
+from statuspages.cache import page_changed
+from statuspages.models import Component, ComponentGroup, StatusPage
+
+COMPONENT_FIELDS = (
+    "display_name",
+    "description",
+    "position",
+    "only_show_when_not_operational",
+    "show_mcp_details",
+)
+
+
+def _healthcheck(page: StatusPage, public_id: Any) -> Healthcheck:
+    # One answer for "no such check" and "another organization's check": existence never leaks.
+    found = Healthcheck.objects.filter(organization_id=page.organization_id, public_id=public_id).first()
+    if found is None:
+        raise ServiceError("healthcheck", "No healthcheck with this id in your organization.")
+    return found
+
+
+def _group(page: StatusPage, public_id: Any) -> ComponentGroup | None:
+    if public_id is None:
+        return None
+    found = ComponentGroup.objects.filter(page=page, public_id=public_id).first()
+    if found is None:
+        raise ServiceError("group", "No group with this id on this page.")
+    return found
+
+
+def _apply(component: Component, page: StatusPage, changes: Mapping[str, Any]) -> None:
+    for field in COMPONENT_FIELDS:
+        if field in changes:
+            setattr(component, field, changes[field])
+    if "healthcheck" in changes:
+        component.healthcheck = _healthcheck(page, changes["healthcheck"])
+    if "group" in changes:
+        component.group = _group(page, changes["group"])
+
+
+@transaction.atomic
+def component_create(*, page: StatusPage, changes: Mapping[str, Any]) -> Component:
+    """Put a healthcheck of the page's organization on the page; its name defaults to the check's."""
+    component = Component(page=page)
+    _apply(component, page, changes)
+    if not component.display_name:
+        component.display_name = component.healthcheck.name
+    component.save()
+    page_changed(page.pk)
+    return component
+
+
+@transaction.atomic
+def component_update(*, component: Component, changes: Mapping[str, Any]) -> Component:
+    _apply(component, component.page, changes)
+    component.save()
+    page_changed(component.page_id)
+    return component
+
+
+def component_delete(*, component: Component) -> None:
+    page_changed(component.page_id)
+    component.delete()
+
+
+def group_create(*, page: StatusPage, name: str, position: int = 0) -> ComponentGroup:
+    group = ComponentGroup.objects.create(page=page, name=name, position=position)
+    page_changed(page.pk)
+    return group
+
+
+def group_update(*, group: ComponentGroup, changes: Mapping[str, Any]) -> ComponentGroup:
+    for field in ("name", "position"):
+        if field in changes:
+            setattr(group, field, changes[field])
+    group.save()
+    page_changed(group.page_id)
+    return group
+
+
+def group_delete(*, group: ComponentGroup) -> None:
+    """Remove the group; its components stay on the page, ungrouped."""
+    page_changed(group.page_id)
+    group.delete()

@@ -1,0 +1,15 @@
+"""Route a status page's public addresses; mounted under /s/<slug>/ and, by Host, at a custom domain's root."""
+
+from django.urls import path
+
+from statuspages import views
+
+urlpatterns = [
+    path("", views.page, name="page"),
+    path("history/", views.history, name="history"),
+    path("login/", views.login, name="login"),
+    *(
+        path(f"api/v2/{endpoint}.json", views.public_json, {"endpoint": endpoint}, name=f"api-{endpoint}")
+        for endpoint in views.ENDPOINTS
+    ),
+]

@@ -1,0 +1,268 @@
+"""Serve status pages to the public: the HTML page, its history, the password form and the /api/v2 JSON.
+
+Every view is reached two ways: under ``/s/<slug>/``, and at the root of a page's verified
+custom domain, found by the request's Host header. The views read through
+:mod:`statuspages.selectors` and draw with :mod:`statuspages.render`; the only markup not
+escaped by the templates is the SVG the renderers escape themselves.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import render
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_GET, require_http_methods
+
+from statuspages import selectors, services
+from statuspages.cache import HTML_SECONDS, html_key
+from statuspages.models import StatusPage
+from statuspages.render import statuspage_api as api
+from statuspages.render.chart import response_time_svg
+from statuspages.render.etag import etag_matches, json_body, strong_etag
+from statuspages.render.strip import uptime_strip_svg
+from statuspages.render.vocabulary import ComponentStatus
+
+STATUS_LABELS = {
+    ComponentStatus.OPERATIONAL: "Operational",
+    ComponentStatus.DEGRADED_PERFORMANCE: "Degraded performance",
+    ComponentStatus.PARTIAL_OUTAGE: "Partial outage",
+    ComponentStatus.MAJOR_OUTAGE: "Major outage",
+    ComponentStatus.UNDER_MAINTENANCE: "Under maintenance",
+}
+ACCESS_SALT = "statuspages.access"
+ACCESS_DAYS = 30
+JSON_MAX_AGE = 30
+PAGE_MAX_AGE = 30
+# Password tries per client address and page in LOGIN_WINDOW seconds, then 429 until it passes.
+LOGIN_TRIES = 10
+LOGIN_WINDOW = 15 * 60
+
+
+@dataclass(frozen=True)
+class Where:
+    """Hold the page a request is for and how it was reached: its path prefix and public URL."""
+
+    page: StatusPage
+    prefix: str  # "/s/<slug>/" or "/" on a custom domain
+    url: str
+
+
+def _where(request: HttpRequest, slug: str | None) -> Where:
+    if slug is not None:
+        page = selectors.page_by_slug(slug=slug)
+        prefix = f"/s/{slug}/"
+        if page is None:
+            raise Http404("No status page with this address.")
+        return Where(page, prefix, request.build_absolute_uri(prefix))
+    page = selectors.page_by_domain(host=request.get_host())
+    if page is None:
+        raise Http404("No status page answers at this host.")
+    return Where(page, "/", f"{request.scheme}://{page.custom_domain}/")
+
+
+def _cookie_name(page: StatusPage) -> str:
+    return f"sp_{page.public_id.hex}"
+
+
+def _cookie_value(page: StatusPage) -> str:
+    # Bound to the password's hash: changing the password closes every open session.
+    return hashlib.sha256(page.password_hash.encode()).hexdigest()[:32]
+
+
+def _may_read(request: HttpRequest, page: StatusPage) -> bool:
+    if not page.is_private:
+        return True
+    value = request.get_signed_cookie(
+        _cookie_name(page), default=None, salt=ACCESS_SALT, max_age=ACCESS_DAYS * 86_400
+    )
+    return value is not None and value == _cookie_value(page)
+
+
+def _svg(markup: str) -> SafeString:
+    # The renderers escape every text they write (statuspages/render/svg.py).
+    return mark_safe(markup)  # noqa: S308
+
+
+def _private_headers(response: HttpResponse, page: StatusPage) -> HttpResponse:
+    if page.is_private:
+        response["Cache-Control"] = "private, no-store"
+        response["Vary"] = "Cookie"
+    else:
+        response["Cache-Control"] = f"public, max-age={PAGE_MAX_AGE}"
+    return response
+
+
+@require_GET
+def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+    """Show the page: its status line, components with 90-day bars and charts, and its incidents."""
+    where = _where(request, slug)
+    if not _may_read(request, where.page):
+        return HttpResponseRedirect(where.prefix + "login/")
+    key = html_key(where.page.pk, where.url)
+    html = cache.get(key)
+    if html is None:
+        html = _page_html(request, where)
+        cache.set(key, html, HTML_SECONDS)
+    return _private_headers(HttpResponse(html), where.page)
+
+
+def _page_html(request: HttpRequest, where: Where) -> str:
+    view = selectors.page_view(page=where.page, now=timezone.now(), url=where.url)
+    zone = where.page.time_zone
+    sections = [
+        {
+            "group": section.group,
+            "status": section.status,
+            "label": STATUS_LABELS[section.status],
+            "rows": [
+                {
+                    "view": component,
+                    "label": STATUS_LABELS[component.status],
+                    "strip": _svg(uptime_strip_svg(component.name, component.bars)),
+                    "chart": _svg(response_time_svg(component.name, component.points, time_zone=zone)),
+                }
+                for component in section.components
+            ],
+        }
+        for section in view.sections
+    ]
+    context = {"where": where, "page": where.page, "view": view, "sections": sections}
+    return render_to_string("statuspages/page.html", context, request=request)
+
+
+@require_GET
+def history(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+    """List the page's published incidents month by month, one year at a time (``?year=``)."""
+    where = _where(request, slug)
+    if not _may_read(request, where.page):
+        return HttpResponseRedirect(where.prefix + "login/")
+    now = timezone.now()
+    this_year = now.year
+    raw = request.GET.get("year", "")
+    year = int(raw) if raw.isascii() and raw.isdigit() and len(raw) == 4 else this_year
+    year = min(max(year, 2000), this_year)
+    months = selectors.incident_history(page=where.page, year=year, now=now)
+    context = {
+        "where": where,
+        "page": where.page,
+        "months": months,
+        "year": year,
+        "previous_year": year - 1 if year > 2000 else None,
+        "next_year": year + 1 if year < this_year else None,
+    }
+    return _private_headers(render(request, "statuspages/history.html", context), where.page)
+
+
+def _client(request: HttpRequest) -> str:
+    return str(request.META.get("REMOTE_ADDR", ""))
+
+
+@require_http_methods(["GET", "POST"])
+def login(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+    """Ask for a private page's password; the right one sets a signed cookie and goes to the page."""
+    where = _where(request, slug)
+    if not where.page.is_private:
+        return HttpResponseRedirect(where.prefix)
+    wrong = False
+    status = 200
+    if request.method == "POST":
+        key = f"statuspages:login:{where.page.public_id.hex}:{_client(request)}"
+        tries = cache.get_or_set(key, 0, LOGIN_WINDOW) or 0
+        if tries >= LOGIN_TRIES:
+            response = render(
+                request, "statuspages/login.html", {"where": where, "page": where.page, "locked": True}
+            )
+            response.status_code = 429
+            return _private_headers(response, where.page)
+        password = request.POST.get("password", "")[:1024]
+        if services.password_matches(page=where.page, password=password):
+            cache.delete(key)
+            response = HttpResponseRedirect(where.prefix)
+            response.set_signed_cookie(
+                _cookie_name(where.page),
+                _cookie_value(where.page),
+                salt=ACCESS_SALT,
+                max_age=ACCESS_DAYS * 86_400,
+                path=where.prefix,
+                httponly=True,
+                secure=request.is_secure(),
+                samesite="Lax",
+            )
+            return response
+        try:
+            cache.incr(key)
+        except ValueError:
+            cache.set(key, 1, LOGIN_WINDOW)
+        wrong = True
+        status = 403
+    response = render(request, "statuspages/login.html", {"where": where, "page": where.page, "wrong": wrong})
+    response.status_code = status
+    return _private_headers(response, where.page)
+
+
+# --- /api/v2 -------------------------------------------------------------------------------------
+
+Shape = Callable[[api.PageContent], dict[str, Any]]
+
+# Each endpoint: its shape, and which published incidents it needs read.
+ENDPOINTS: dict[str, tuple[Shape, str]] = {
+    "summary": (api.summary_json, "unresolved"),
+    "status": (api.status_json, "unresolved"),
+    "components": (api.components_json, "unresolved"),
+    "incidents": (api.incidents_json, "latest"),
+    "incidents/unresolved": (api.unresolved_incidents_json, "unresolved"),
+}
+
+
+def _cors(response: HttpResponse) -> HttpResponse:
+    response["Access-Control-Allow-Origin"] = "*"
+    return response
+
+
+def _json_error(message: str, status: int) -> HttpResponse:
+    response = JsonResponse({"error": message}, status=status)
+    response["Cache-Control"] = "no-store"
+    return _cors(response)
+
+
+def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) -> HttpResponse:
+    """Answer one Statuspage-compatible endpoint, with a strong ETag, Cache-Control and CORS ``*``."""
+    if request.method not in ("GET", "HEAD"):
+        response = _json_error("Only GET.", 405)
+        response["Allow"] = "GET, HEAD"
+        return response
+    try:
+        where = _where(request, slug)
+    except Http404:
+        return _json_error("No status page here.", 404)
+    if not _may_read(request, where.page):
+        return _json_error("This status page needs its password: sign in on the page first.", 403)
+    shape, incidents = ENDPOINTS[endpoint]
+    view = selectors.page_view(
+        page=where.page, now=timezone.now(), url=where.url, history=False, incidents=incidents
+    )
+    body = json_body(shape(view.content))
+    etag = strong_etag(body)
+    if etag_matches(request.headers.get("If-None-Match"), etag):
+        response = HttpResponse(status=304)
+    else:
+        response = HttpResponse(body, content_type="application/json")
+        if request.method == "HEAD":
+            # The headers a GET would have (its length too), without the body.
+            response.content = b""
+            response["Content-Length"] = str(len(body))
+    response["ETag"] = etag
+    if where.page.is_private:
+        response["Cache-Control"] = f"private, max-age={JSON_MAX_AGE}"
+        response["Vary"] = "Cookie"
+    else:
+        response["Cache-Control"] = f"public, max-age={JSON_MAX_AGE}"
+    return _cors(response)
