@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from datetime import timedelta
 
 import pytest
@@ -51,6 +52,18 @@ def test_each_component_has_a_ninety_day_strip_and_a_response_time_chart(
     assert len(strip.all("bar-no-data")) == 79
     assert component.one("response-chart").tag == "svg"
     assert component.one("uptime").text == "100.00 % uptime"
+
+
+def test_a_browser_that_accepts_gzip_gets_the_page_compressed(web, org, make_check, make_page, add_component):
+    page = make_page(org)
+    add_component(page, make_check(org, age=timedelta(days=10)))
+    plain = web.get(f"/s/{page.slug}/")
+
+    packed = web.get(f"/s/{page.slug}/", HTTP_ACCEPT_ENCODING="gzip")
+
+    assert packed["Content-Encoding"] == "gzip"
+    assert gzip.decompress(packed.content) == plain.content
+    assert len(packed.content) < len(plain.content) / 4
 
 
 def test_the_page_needs_no_javascript(web, org, make_check, make_page, add_component):
