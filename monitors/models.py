@@ -371,9 +371,17 @@ class StatusChange(models.Model):
     at = models.DateTimeField()
     from_status = models.CharField(max_length=16)
     to_status = models.CharField(max_length=16)
-    reason = models.TextField(blank=True, default="")
+    reason = models.TextField(blank=True, default="", help_text="The verdict's sentence over the regions.")
     failed_regions = models.JSONField(default=dict, help_text="region slug -> failure kind")
     missing_tools = models.JSONField(default=list)
+    # The new status's cause as the recorder decided it (monitors.rules.cause_of): empty unless
+    # down or degraded. Readers (alerts) take it as is instead of deriving it again.
+    cause_kind = models.CharField(max_length=32, blank=True, default="")
+    cause_reason = models.TextField(
+        blank=True,
+        default="",
+        help_text='The failure\'s own sentence: "Required tools missing: search_docs".',
+    )
 
     class Meta:
         ordering = ["-at", "-id"]

@@ -25,10 +25,8 @@ from alerts.models import Incident, OutboxCursor, OutboxReceipt
 from alerts.rules import Action, Decision, EventKind, NotificationKind, Severity
 from alerts.services.incidents import close_orphaned, incident_event_add, incident_resolve
 from alerts.services.notifications import Notifier, healthcheck_details
-from monitors.models import CauseChange, RegionState, StatusChange, ToolChange
-from monitors.rules import main_kind
+from monitors.models import CauseChange, StatusChange, ToolChange
 from monitors.selectors import maintenance_active
-from probes.types import Status
 
 GAP_GRACE = timedelta(minutes=5)
 BATCH_SIZE = 500
@@ -165,7 +163,6 @@ class _Applier:
         }
         notifier.preload_policies(ids)
         self.ids = ids
-        self._sentences: dict[tuple[int, str], tuple[str, str]] | None = None
         # Checks in a maintenance window as this batch happened (its rows are seconds apart):
         # their failures open no incident and notify nobody; incidents_open_missing opens one
         # for a check still failing once the window is over. Recoveries are still told.
@@ -266,32 +263,13 @@ class _Applier:
             )
 
     def _set_cause(self, incident: Incident, row: StatusChange) -> None:
-        regions = dict(row.failed_regions)
-        incident.cause_kind = main_kind(regions, slow=row.to_status == Status.DEGRADED and not regions)
+        # The recorder decided the cause with the status (monitors.rules.cause_of); a row that
+        # carries no sentence (written by hand) has the verdict's summary stand in.
+        incident.cause_kind = row.cause_kind
         incident.cause_summary = row.reason
-        incident.cause_reason = self._sentence(row.healthcheck_id, regions, incident.cause_kind) or row.reason
-        incident.cause_regions = regions
+        incident.cause_reason = row.cause_reason or row.reason
+        incident.cause_regions = dict(row.failed_regions)
         incident.cause_missing_tools = list(row.missing_tools)
-
-    def _sentence(self, healthcheck_id: int, regions: dict[str, str], kind: str) -> str | None:
-        """Return the failure's own sentence, from the first region (by name) failing with the cause's kind.
-
-        The outbox rows carry the verdict's sentence; what failed says itself in the region's
-        state (its latest decided run). Read once per batch, for every healthcheck in it; a region
-        whose state moved on to another kind since gives nothing, and the summary stands in.
-        """
-        if self._sentences is None:
-            self._sentences = {
-                (hc_id, slug): (state_kind, reason)
-                for hc_id, slug, state_kind, reason in RegionState.objects.filter(
-                    healthcheck_id__in=self.ids, status=Status.DOWN
-                ).values_list("healthcheck_id", "region__slug", "kind", "reason")
-            }
-        for slug in sorted(slug for slug, region_kind in regions.items() if region_kind == kind):
-            state = self._sentences.get((healthcheck_id, slug))
-            if state is not None and state[0] == kind and state[1]:
-                return state[1]
-        return None
 
     def _event(
         self,

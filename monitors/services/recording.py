@@ -889,6 +889,8 @@ class _StateBook:
                     reason=verdict.reason,
                     failed_regions=verdict.failed_regions,
                     missing_tools=missing,
+                    cause_kind=cause.kind if cause else "",
+                    cause_reason=cause.reason if cause else "",
                 )
             )
             check.status = verdict.status

@@ -11,6 +11,7 @@ import pytest
 from alerts.models import Channel, Delivery, Incident
 from alerts.services import channel_create
 from monitors.models import CauseChange, Healthcheck, Organization, Region, StatusChange, ToolChange
+from monitors.rules import main_kind
 from monitors.services import healthcheck_create
 from probes.checks.mcp import MCP
 from tests.alerts.channel_support import alert, dns, receiver, smtp_server, tls_receiver
@@ -52,9 +53,12 @@ def status_change(
     reason: str = "",
     regions: dict[str, str] | None = None,
     missing: list[str] | None = None,
+    sentence: str = "",
     id: int | None = None,
 ) -> StatusChange:
-    """Write a StatusChange as the recorder does."""
+    """Write a StatusChange as the recorder does: its cause's kind decided from the regions, and
+    ``sentence`` the failure's own (the recorder's comes from the failing region's result)."""
+    failing = to in ("down", "degraded")
     return StatusChange.objects.create(
         id=id,
         healthcheck=healthcheck,
@@ -64,6 +68,8 @@ def status_change(
         reason=reason,
         failed_regions=regions or {},
         missing_tools=missing or [],
+        cause_kind=main_kind(regions or {}, slow=to == "degraded") if failing else "",
+        cause_reason=sentence if failing else "",
     )
 
 

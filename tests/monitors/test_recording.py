@@ -726,6 +726,19 @@ def test_a_down_check_carries_its_cause(make):
     assert healthcheck.cause_since == NEXT + timedelta(seconds=2)
 
 
+def test_a_status_change_carries_the_cause_it_was_decided_with(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, up())
+
+    record_everywhere(healthcheck, down(FailureKind.CONNECT, "Connection refused"), slot=NEXT)
+    record_everywhere(healthcheck, up(), slot=NEXT + timedelta(seconds=60))
+
+    causes = list(
+        healthcheck.status_changes.order_by("id").values_list("to_status", "cause_kind", "cause_reason")
+    )
+    assert causes == [("up", "", ""), ("down", "connect", "Connection refused"), ("up", "", "")]
+
+
 def test_a_changed_cause_while_down_is_a_cause_change(make):
     healthcheck = make(recheck_count=0)
     record_everywhere(healthcheck, down(FailureKind.CONNECT, "Connection refused"))
