@@ -30,6 +30,7 @@ from alerts.channels import (
     webhook,
 )
 from alerts.models import AlertPolicy, Channel
+from alerts.services.sending import send_alert
 from monitors.errors import ServiceError
 from monitors.models import Healthcheck, Organization
 
@@ -120,13 +121,7 @@ def channel_test(*, channel: Channel, now: datetime) -> Attempt:
     alert = channel_test_alert(
         event_id=str(uuid.uuid4()), organization=channel.organization.name, occurred_at=now
     )
-    return channel_type.send(
-        _stored(channel, channel_type),
-        alert,
-        timeout=float(settings.UPTIMY_ALERT_SEND_TIMEOUT),
-        allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
-        nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
-    )
+    return send_alert(channel.kind, _stored(channel, channel_type), alert)
 
 
 def _kind(name: str) -> ChannelKind[Any]:

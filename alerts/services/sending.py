@@ -93,15 +93,30 @@ def deliveries_send(*, now: datetime | None = None, limit: int = ROUND_SIZE) -> 
     refusals: dict[int, str] = {}
     kinds: dict[int, str] = {}
     occurred: dict[int, datetime] = {}
+    # A round's deliveries often share a channel: its config is decrypted and parsed once.
+    configs: dict[int, Any] = {}
     for delivery in _claimed(ids):
-        kinds[delivery.pk] = delivery.channel.kind
+        channel = delivery.channel
+        kinds[delivery.pk] = channel.kind
         occurred[delivery.pk] = delivery.notification.at
-        job = _job_of(delivery, now=claimed_at)
-        if isinstance(job, str):
-            records.append(AttemptRecord(delivery.pk, timezone.now(), ok=False, duration_ms=0.0, error=job))
-            refusals[delivery.channel_id] = job
-        else:
-            jobs.append(job)
+        if channel.pk not in configs:
+            configs[channel.pk] = channel_config(channel)
+        config = configs[channel.pk]
+        if isinstance(config, Unsendable):
+            records.append(
+                AttemptRecord(delivery.pk, timezone.now(), ok=False, duration_ms=0.0, error=config.reason)
+            )
+            refusals[channel.pk] = config.reason
+            continue
+        alert = alert_of(
+            delivery.notification,
+            delivery_public_id=delivery.public_id,
+            channel_id=channel.pk,
+            now=claimed_at,
+        )
+        jobs.append(
+            _Job(delivery.pk, channel.pk, channel.kind, config, alert, delivery.created_at, delivery.attempts)
+        )
     if jobs:
         with ThreadPoolExecutor(max_workers=min(SEND_THREADS, len(jobs)), thread_name_prefix="send") as pool:
             futures = {pool.submit(_send, job): job for job in jobs}
@@ -149,48 +164,46 @@ def _claimed(ids: Sequence[int]) -> list[Delivery]:
     )
 
 
-def _job_of(delivery: Delivery, *, now: datetime) -> _Job | str:
-    """Return the delivery's job, or the sentence saying why it can never be sent."""
-    channel = delivery.channel
+@dataclass(frozen=True)
+class Unsendable:
+    """Why a channel's stored config can never be sent with: a sentence without the config."""
+
+    reason: str
+
+
+def channel_config(channel: Channel) -> Any:
+    """Return the channel's stored config, parsed by its kind, or Unsendable saying why it can't be."""
     try:
-        kind = channel_kind(channel.kind)
-        config = kind.parse(channel.config)
+        return channel_kind(channel.kind).parse(channel.config)
     except SecretUnreadable:
-        return "The channel's stored settings can't be decrypted with this server's keys"
+        return Unsendable("The channel's stored settings can't be decrypted with this server's keys")
     except ChannelConfigError as exc:
-        return f"The channel's stored settings are no longer valid ({exc.field}: {exc.message})"
-    return _Job(
-        delivery_id=delivery.pk,
-        channel_id=channel.pk,
-        kind=channel.kind,
-        config=config,
-        alert=alert_of(
-            delivery.notification, delivery_public_id=delivery.public_id, channel_id=channel.pk, now=now
-        ),
-        created_at=delivery.created_at,
-        attempts=delivery.attempts,
-    )
+        return Unsendable(f"The channel's stored settings are no longer valid ({exc.field}: {exc.message})")
 
 
-def _send(job: _Job) -> Attempt:
-    kind = channel_kind(job.kind)
+def send_alert(kind: str, config: Any, alert: Alert) -> Attempt:
+    """Send ``alert`` through a channel of ``kind`` with this server's timeout, guard and DNS; never raise."""
     started = time.perf_counter()
     try:
-        return kind.send(
-            job.config,
-            job.alert,
+        return channel_kind(kind).send(
+            config,
+            alert,
             timeout=float(settings.UPTIMY_ALERT_SEND_TIMEOUT),
             allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
             nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
         )
     except Exception:
         # Senders never raise for a remote; this is a bug of ours, which must not lose the delivery.
-        logger.exception("delivery %s: the %s sender failed", job.delivery_id, job.kind)
+        logger.exception("sending through a %s channel failed", kind)
         return Attempt(
             ok=False,
             duration=time.perf_counter() - started,
             error="Uptimy failed to send this (an error inside Uptimy); it will try again",
         )
+
+
+def _send(job: _Job) -> Attempt:
+    return send_alert(job.kind, job.config, job.alert)
 
 
 def _record_of(job: _Job, attempt: Attempt) -> AttemptRecord:
