@@ -23,6 +23,7 @@ from django.db.models import Count, Exists, F, OuterRef, Q
 
 from alerts.channels import channel_kind
 from alerts.models import DIGEST_SEQUENCE, Delivery, DeliveryAttempt, Notification
+from probes.text import storable
 
 SEND_LEASE = timedelta(minutes=2)
 MAX_ERROR = 500
@@ -163,7 +164,9 @@ def delivery_attempts_record(*, attempts: Sequence[AttemptRecord]) -> None:
                 ok=record.ok,
                 status_code=record.status_code,
                 duration_ms=record.duration_ms,
-                error=record.error[:MAX_ERROR],
+                # Senders' sentences may quote a receiver (an error page's title, an SMTP reply):
+                # made storable here, once for every kind, as recording does for targets' text.
+                error=storable(record.error, MAX_ERROR),
             )
             for record in attempts
         )

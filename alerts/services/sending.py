@@ -58,6 +58,7 @@ from alerts.selectors import digest_entries
 from alerts.services.deliveries import AttemptRecord, deliveries_claim, delivery_attempts_record
 from monitors.models import Membership
 from monitors.secrets import SecretUnreadable
+from probes.text import storable
 
 logger = logging.getLogger(__name__)
 
@@ -229,7 +230,7 @@ def channel_disable(*, channel_id: int, reason: str, now: datetime) -> bool:
     """Disable a channel that refused for good, say why, and tell the organization's owners; return whether it was enabled."""
     with transaction.atomic():
         changed = Channel.objects.filter(pk=channel_id, enabled=True).update(
-            enabled=False, disabled_reason=reason[:500], updated_at=now
+            enabled=False, disabled_reason=storable(reason, 500), updated_at=now
         )
     if changed:
         _tell_owners(channel_id, reason)

@@ -16,7 +16,8 @@ from alerts.channels.webhook import generate_secret
 from alerts.models import Channel, Delivery, DeliveryAttempt
 from alerts.rules import retry_delay
 from alerts.services import alert_policy_set, channel_create, outbox_consume
-from alerts.services.sending import deliveries_send
+from alerts.services.deliveries import AttemptRecord, deliveries_claim, delivery_attempts_record
+from alerts.services.sending import channel_disable, deliveries_send
 from monitors.models import Membership
 from tests.alerts.channel_support import Receiver, Reply
 from tests.alerts.conftest import status_change
@@ -235,3 +236,19 @@ def test_deliveries_waiting_are_read_at_scrape_time(check, hook, now):
     went_down(check, now)  # one delivery made, none sent
 
     assert scraped("uptimy_alert_deliveries_waiting") == 1.0
+
+
+def test_any_sender_s_sentence_is_stored_clean_whatever_it_quotes(check, hook, now):
+    went_down(check, now)
+    [delivery_id] = deliveries_claim(now=timezone.now())
+    hostile = "the receiver said: gone\x00 for good \ud800 " + "x" * 10_000
+
+    delivery_attempts_record(
+        attempts=[AttemptRecord(delivery_id, timezone.now(), ok=False, duration_ms=1.0, error=hostile)]
+    )
+    channel_disable(channel_id=hook.pk, reason=hostile, now=timezone.now())
+
+    hook.refresh_from_db()
+    for stored in (DeliveryAttempt.objects.get().error, hook.disabled_reason):
+        assert stored.startswith("the receiver said: gone for good \ufffd ")
+        assert len(stored) <= 500
