@@ -33,6 +33,7 @@ from alerts.models import AlertPolicy, Channel
 from alerts.services.sending import send_alert
 from monitors.errors import ServiceError
 from monitors.models import Healthcheck, Organization
+from probes.connection import origin_of_uri
 
 # At most this many channels per organization: each one is a destination every alert may fan out to.
 MAX_CHANNELS = 100
@@ -89,8 +90,10 @@ def channel_change(
         channel.name = _name(name)
         changes.append("name")
     if config is not None:
-        merged = unmask(channel_type, _stored(channel, channel_type), config)
-        channel.config = channel_type.dump(_validated(channel_type, merged))
+        stored = _stored(channel, channel_type)
+        parsed = _validated(channel_type, unmask(channel_type, stored, config))
+        _secrets_stay_home(channel_type, stored, parsed, config)
+        channel.config = channel_type.dump(parsed)
         changes.append("config_encrypted")
     reenabled = enabled is True and not channel.enabled
     if enabled is not None:
@@ -122,6 +125,30 @@ def channel_test(*, channel: Channel, now: datetime) -> Attempt:
         event_id=str(uuid.uuid4()), organization=channel.organization.name, occurred_at=now
     )
     return send_alert(channel.kind, _stored(channel, channel_type), alert)
+
+
+def _secrets_stay_home(
+    channel_type: ChannelKind[Any], stored: Any, parsed: Any, incoming: Mapping[str, Any]
+) -> None:
+    """Refuse a stored secret (sent back masked) that would go with the channel to another origin.
+
+    A PagerDuty routing key travels in every event's body: kept while the events URL moves to
+    another host, it would reach that host. As for a healthcheck's headers, a new origin needs
+    the secrets sent again.
+    """
+    shown = channel_type.masked(stored)
+    kept = [
+        name for name in channel_type.secret_fields if name in incoming and incoming[name] == shown.get(name)
+    ]
+    if not kept:
+        return
+    before = {origin_of_uri(url) for url in channel_type.targets(stored)}
+    after = {origin_of_uri(url) for url in channel_type.targets(parsed)}
+    if before != after:
+        raise ServiceError(
+            f"config.{kept[0]}",
+            "The channel now sends to another host: send this secret again (a stored one stays with its host).",
+        )
 
 
 def _kind(name: str) -> ChannelKind[Any]:

@@ -193,3 +193,39 @@ def test_deleting_a_channel_removes_it(client, receiver):
 
     assert client.delete(f"{URL}{added['id']}/").status_code == 204
     assert client.get(f"{URL}{added['id']}/").status_code == 404
+
+
+def test_a_stored_routing_key_does_not_follow_the_channel_to_another_host(client, receiver):
+    body = {
+        "name": "pager",
+        "kind": "pagerduty",
+        "config": {"routing_key": "R" * 32, "events_url": receiver.url()},
+    }
+    added = client.post(URL, body, format="json").json()
+    shown = added["config"]
+
+    moved = client.patch(
+        f"{URL}{added['id']}/",
+        {"config": shown | {"events_url": receiver.url(host="localhost")}},
+        format="json",
+    )
+    resent = client.patch(
+        f"{URL}{added['id']}/",
+        {"config": {"routing_key": "R" * 32, "events_url": receiver.url(host="localhost")}},
+        format="json",
+    )
+
+    assert moved.status_code == 400
+    assert "another host" in moved.json()["config.routing_key"][0]
+    assert resent.status_code == 200, resent.content
+
+
+def test_a_same_host_change_keeps_the_stored_secret(client, receiver):
+    added = add_webhook(client, receiver)
+    shown = added["config"]
+
+    response = client.patch(
+        f"{URL}{added['id']}/", {"config": shown | {"url": receiver.url("/v2")}}, format="json"
+    )
+
+    assert response.status_code == 200, response.content
