@@ -18,13 +18,13 @@ from standardwebhooks import Webhook
 from statuspages import services
 from statuspages.models import Notice, NoticeDelivery, PublishedIncident, Subscriber
 from statuspages.services import notices, sending
-from tests.alerts.channel_support import Reply, receiver, smtp_server  # noqa: F401  (fixtures)
+from tests.alerts.channel_support import Reply
 
 API = "/api/v1/status-pages/"
 
 
 @pytest.fixture
-def mail(settings, smtp_server):  # noqa: F811
+def mail(settings, smtp_server):
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST = "127.0.0.1"
     settings.EMAIL_PORT = smtp_server.port
@@ -51,7 +51,9 @@ def checks(org, make_check):
 
 @pytest.fixture
 def parts(page, checks, add_component):
-    return add_component(page, checks[0], display_name="API"), add_component(page, checks[1], display_name="Docs")
+    return add_component(page, checks[0], display_name="API"), add_component(
+        page, checks[1], display_name="Docs"
+    )
 
 
 def deliver() -> None:
@@ -110,7 +112,9 @@ def test_the_form_sends_a_confirmation_and_nothing_else_until_confirmed(db, mail
     assert len(mail.handler.messages) == 1  # unconfirmed: no incident mail
 
 
-def test_a_confirmed_subscriber_gets_incidents_with_both_parts_and_one_click_unsubscribe(db, mail, page, parts):
+def test_a_confirmed_subscriber_gets_incidents_with_both_parts_and_one_click_unsubscribe(
+    db, mail, page, parts
+):
     subscribe("ann@example.com")
     deliver()
     confirm(mail, 0)
@@ -159,7 +163,10 @@ def test_a_subscriber_of_chosen_components_hears_only_of_them(db, mail, page, pa
     by_name = {c.display_name: c for c in parts}
     now = timezone.now()
     subscriber = services.email_subscribe(
-        page=page, email="ann@example.com", components=[by_name[chosen].public_id] if chosen else None, now=now
+        page=page,
+        email="ann@example.com",
+        components=[by_name[chosen].public_id] if chosen else None,
+        now=now,
     )
     services.email_confirm(page=page, token=_token(subscriber, page), now=now)
     deliver()
@@ -173,7 +180,12 @@ def _token(subscriber, page) -> str:
 
 
 def test_a_webhook_is_signed_per_standard_webhooks_and_its_secret_shown_once(
-    db, client, page, parts, receiver, private_ok  # noqa: F811
+    db,
+    client,
+    page,
+    parts,
+    receiver,
+    private_ok,
 ):
     added = client.post(
         f"{API}{page.public_id}/subscribers/",
@@ -184,14 +196,13 @@ def test_a_webhook_is_signed_per_standard_webhooks_and_its_secret_shown_once(
     secret = added.json()["secret"]
     assert secret.startswith("whsec_")
     listed = client.get(f"{API}{page.public_id}/subscribers/").json()["results"]
-    assert "secret" not in listed[0] and "token-abcdef123" not in json.dumps(listed)
+    assert "secret" not in listed[0]
+    assert "token-abcdef123" not in json.dumps(listed)
     incident = publish(page, components=[parts[0]])
     services.incident_update_add(incident=incident, status="resolved", body="Fixed.", now=timezone.now())
     deliver()
     assert receiver.wait_received(2, timeout=10)
-    bodies = [
-        Webhook(secret).verify(request.body, request.headers) for request in receiver.received
-    ]
+    bodies = [Webhook(secret).verify(request.body, request.headers) for request in receiver.received]
     assert [body["type"] for body in bodies] == ["incident.created", "incident.resolved"]
     assert bodies[0]["version"] == 1
     assert bodies[1]["data"]["update"]["body"] == "Fixed."
@@ -200,13 +211,15 @@ def test_a_webhook_is_signed_per_standard_webhooks_and_its_secret_shown_once(
 
 def test_a_webhook_at_a_private_address_is_refused(db, client, page):
     answer = client.post(
-        f"{API}{page.public_id}/subscribers/", {"kind": "webhook", "url": "http://127.0.0.1:9/hook"}, format="json"
+        f"{API}{page.public_id}/subscribers/",
+        {"kind": "webhook", "url": "http://127.0.0.1:9/hook"},
+        format="json",
     )
     assert answer.status_code == 400
     assert "url" in json.dumps(answer.json())
 
 
-def test_a_redirecting_webhook_is_retried_not_followed(db, page, parts, receiver, private_ok):  # noqa: F811
+def test_a_redirecting_webhook_is_retried_not_followed(db, page, parts, receiver, private_ok):
     receiver.answer(Reply(status=302, headers=(("Location", "http://elsewhere.example/"),)))
     services.webhook_subscribe(page=page, url=receiver.url(), components=None, now=timezone.now())
     publish(page)
@@ -216,9 +229,11 @@ def test_a_redirecting_webhook_is_retried_not_followed(db, page, parts, receiver
     assert "redirect" in delivery.last_error
 
 
-def test_a_gone_webhook_is_disabled(db, page, parts, receiver, private_ok):  # noqa: F811
+def test_a_gone_webhook_is_disabled(db, page, parts, receiver, private_ok):
     receiver.answer(Reply(status=410))
-    subscriber, _ = services.webhook_subscribe(page=page, url=receiver.url(), components=None, now=timezone.now())
+    subscriber, _ = services.webhook_subscribe(
+        page=page, url=receiver.url(), components=None, now=timezone.now()
+    )
     publish(page)
     deliver()
     subscriber.refresh_from_db()
@@ -230,7 +245,9 @@ def test_a_gone_webhook_is_disabled(db, page, parts, receiver, private_ok):  # n
 
 
 def test_a_claimed_but_unsent_delivery_is_sent_again_once_its_lease_lapses(db, mail, page, parts):
-    subscriber = services.email_subscribe(page=page, email="ann@example.com", components=None, now=timezone.now())
+    subscriber = services.email_subscribe(
+        page=page, email="ann@example.com", components=None, now=timezone.now()
+    )
     now = timezone.now()
     notices.notices_fan_out(now=now)
     claimed = sending.deliveries_claim(now=now, lease=timedelta(minutes=5))  # the sender dies here
@@ -280,7 +297,9 @@ def test_a_page_of_many_subscribers_fans_out_in_chunks(db, page, parts):
 def test_a_subscriber_confirmed_after_the_notice_does_not_hear_of_it(db, page, parts):
     incident = publish(page)
     later = incident.created_at + timedelta(minutes=1)
-    Subscriber.objects.create(page=page, kind="email", email="late@example.com", confirmed_at=later, created_at=later)
+    Subscriber.objects.create(
+        page=page, kind="email", email="late@example.com", confirmed_at=later, created_at=later
+    )
     deliver()
     assert not NoticeDelivery.objects.exists()
 
@@ -297,7 +316,8 @@ def test_a_draft_tells_nobody_and_its_publication_does(db, client, mail, page, p
         {"title": "Slow API", "body": "Looking.", "draft": True},
         format="json",
     )
-    assert created.status_code == 201 and created.json()["draft"] is True
+    assert created.status_code == 201
+    assert created.json()["draft"] is True
     deliver()
     assert len(mail.handler.messages) == 1  # the confirmation only
     assert "Slow API" not in Client().get("/s/acme/api/v2/incidents.json").content.decode()
@@ -320,15 +340,21 @@ def test_another_organizations_page_has_no_subscribers(db, other_client, page):
 
 
 def test_a_read_only_key_lists_but_cannot_add_or_delete(db, read_client, page):
-    subscriber = services.email_subscribe(page=page, email="ann@example.com", components=None, now=timezone.now())
+    subscriber = services.email_subscribe(
+        page=page, email="ann@example.com", components=None, now=timezone.now()
+    )
     url = f"{API}{page.public_id}/subscribers/"
     assert read_client.get(url).status_code == 200
-    assert read_client.post(url, {"kind": "email", "email": "b@example.com"}, format="json").status_code == 403
+    assert (
+        read_client.post(url, {"kind": "email", "email": "b@example.com"}, format="json").status_code == 403
+    )
     assert read_client.delete(f"{url}{subscriber.public_id}/").status_code == 403
 
 
 def test_an_owner_deletes_a_subscriber_with_its_pending_deliveries(db, client, page, parts):
-    subscriber = services.email_subscribe(page=page, email="ann@example.com", components=None, now=timezone.now())
+    subscriber = services.email_subscribe(
+        page=page, email="ann@example.com", components=None, now=timezone.now()
+    )
     notices.notices_fan_out(now=timezone.now())
     assert client.delete(f"{API}{page.public_id}/subscribers/{subscriber.public_id}/").status_code == 204
     assert not NoticeDelivery.objects.exists()
@@ -342,7 +368,14 @@ def test_an_owner_deletes_a_subscriber_with_its_pending_deliveries(db, client, p
         ({"kind": "webhook", "url": "ftp://example.com/"}, "url"),
         ({"kind": "webhook"}, "url"),
         ({"kind": "pigeon"}, "kind"),
-        ({"kind": "email", "email": "a@example.com", "components": ["00000000-0000-4000-8000-000000000000"]}, "components"),
+        (
+            {
+                "kind": "email",
+                "email": "a@example.com",
+                "components": ["00000000-0000-4000-8000-000000000000"],
+            },
+            "components",
+        ),
     ],
 )
 def test_bad_subscribers_are_refused_naming_the_field(db, client, page, body, field):
