@@ -9,6 +9,7 @@ import re
 from datetime import timedelta
 from email.message import EmailMessage
 from email.policy import default
+from urllib.parse import urlsplit
 
 import pytest
 from django.test import Client
@@ -389,3 +390,174 @@ def test_notices_are_written_once_per_change(db, page, parts):
     services.incident_update(incident=incident, changes={"title": "Renamed"}, now=timezone.now())
     assert list(Notice.objects.values_list("kind", flat=True)) == ["incident.created"]
     assert PublishedIncident.objects.count() == 1
+
+
+# --- more of the public side ---------------------------------------------------------------------
+
+
+def test_following_the_unsubscribe_link_asks_before_it_removes(db, page):
+    subscriber = services.email_subscribe(
+        page=page, email="ann@example.com", components=None, now=timezone.now()
+    )
+    path = urlsplit(services.subscribers.unsubscribe_url(subscriber=subscriber, page=page)).path
+    shown = Client().get(path)
+    assert shown.status_code == 200
+    assert b"<button" in shown.content
+    assert Subscriber.objects.exists()
+
+
+@pytest.mark.parametrize("view", ["subscribe/confirm", "unsubscribe"])
+def test_a_forged_link_is_a_clear_400(db, page, view):
+    answer = Client().post(f"/s/acme/{view}/not-a-signed-token/")
+    assert answer.status_code == 400
+    assert b"does not work" in answer.content
+
+
+def test_a_confirmation_link_from_another_page_confirms_nothing(db, org, make_page, page):
+    other = make_page(org, slug="other")
+    subscriber = services.email_subscribe(
+        page=page, email="ann@example.com", components=None, now=timezone.now()
+    )
+    assert services.email_confirm(page=other, token=_token(subscriber, page), now=timezone.now()) is None
+    subscriber.refresh_from_db()
+    assert subscriber.confirmed_at is None
+
+
+def test_a_bad_address_in_the_form_is_a_400_naming_it(db, page):
+    answer = Client().post("/s/acme/subscribe/", {"email": "not an address"})
+    assert answer.status_code == 400
+    assert b"valid email address" in answer.content
+
+
+def test_the_form_is_rate_limited_per_client(db, page):
+    answers = [
+        Client().post("/s/acme/subscribe/", {"email": f"a{i}@example.com"}).status_code for i in range(11)
+    ]
+    assert answers == [200] * 10 + [429]
+
+
+def test_a_private_page_asks_for_its_password_before_the_form(db, org, make_page):
+    make_page(org, slug="secret", access="password", password="correct horse")
+    answer = Client().get("/s/secret/subscribe/")
+    assert (answer.status_code, answer["Location"]) == (302, "/s/secret/login/")
+
+
+def test_owner_text_is_escaped_in_the_html_part(db, mail, page, parts):
+    subscriber = services.email_subscribe(
+        page=page, email="ann@example.com", components=None, now=timezone.now()
+    )
+    services.email_confirm(page=page, token=_token(subscriber, page), now=timezone.now())
+    publish(page, title="<script>alert(1)</script>")
+    deliver()
+    html = received(mail, 1).get_body(("html",)).get_content()
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+
+
+def test_resolving_through_a_change_of_status_tells_subscribers(db, page, parts):
+    now = timezone.now()
+    Subscriber.objects.create(
+        page=page, kind="email", email="a@example.com", confirmed_at=now, created_at=now
+    )
+    incident = publish(page)
+    services.incident_update(incident=incident, changes={"status": "resolved"}, now=timezone.now())
+    assert list(Notice.objects.order_by("id").values_list("kind", flat=True)) == [
+        "incident.created",
+        "incident.resolved",
+    ]
+
+
+def test_a_maintenance_mail_names_its_times_in_the_pages_zone(db, mail, org, page, parts, checks):
+    from monitors.services.maintenance import maintenance_window_create
+
+    services.status_page_update(page=page, changes={"time_zone": "Europe/Paris"})
+    now = timezone.now()
+    Subscriber.objects.create(
+        page=page, kind="email", email="a@example.com", confirmed_at=now, created_at=now
+    )
+    maintenance_window_create(
+        organization=org,
+        name="Database upgrade",
+        starts_at=now + timedelta(hours=2),
+        duration=timedelta(hours=1),
+        healthchecks=[checks[0].public_id],
+    )
+    notices.maintenance_scan(now=now)
+    deliver()
+    message = received(mail, 0)
+    assert message["Subject"] == "[Acme status] Scheduled maintenance: Database upgrade"
+    assert "CET" in message.get_body(("plain",)).get_content()
+    assert "Affected: API" in message.get_body(("plain",)).get_content()
+
+
+# --- more of the ledger --------------------------------------------------------------------------
+
+
+def test_a_subscribers_deliveries_go_in_order(db, page, parts, receiver, private_ok):
+    receiver.answer(Reply(status=503))
+    services.webhook_subscribe(page=page, url=receiver.url(), components=None, now=timezone.now())
+    incident = publish(page)
+    services.incident_update_add(incident=incident, status="resolved", body="Fixed.", now=timezone.now())
+    deliver()
+    # The created notice failed: the resolution waits behind it instead of overtaking it.
+    assert len(receiver.received) == 1
+    first = NoticeDelivery.objects.order_by("id").first()
+    assert sending.deliveries_send(now=first.next_attempt_at) == 1
+    assert sending.deliveries_send(now=first.next_attempt_at) == 1
+    types = [json.loads(request.body)["type"] for request in receiver.received]
+    assert types == ["incident.created", "incident.created", "incident.resolved"]
+
+
+def test_a_webhook_that_never_answers_fails_within_the_timeout(
+    db, page, parts, receiver, private_ok, settings
+):
+    settings.UPTIMY_NOTICE_SEND_TIMEOUT = 0.5
+    receiver.answer(Reply(hang=True))
+    services.webhook_subscribe(page=page, url=receiver.url(), components=None, now=timezone.now())
+    publish(page)
+    deliver()
+    delivery = NoticeDelivery.objects.get()
+    assert delivery.state == "failed"
+    assert "did not answer within 0.5 s" in delivery.last_error
+
+
+def test_a_missing_mailbox_gives_up_and_disables_the_subscriber(db, mail, page, parts):
+    now = timezone.now()
+    subscriber = Subscriber.objects.create(
+        page=page, kind="email", email="bounce@example.com", confirmed_at=now, created_at=now
+    )
+    publish(page)
+    deliver()
+    subscriber.refresh_from_db()
+    assert NoticeDelivery.objects.get().state == "given_up"
+    assert "550" in subscriber.disabled_reason
+
+
+def test_the_beat_task_sends_what_is_due(db, mail, page, parts):
+    from statuspages.tasks import notify_subscribers
+
+    services.email_subscribe(page=page, email="ann@example.com", components=None, now=timezone.now())
+    assert notify_subscribers() == 1
+    assert len(mail.handler.messages) == 1
+
+
+def test_the_beat_schedule_runs_the_status_page_tasks(settings):
+    from celery import current_app
+
+    tasks = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert {"statuspages.draft_incidents", "statuspages.notify_subscribers"} <= tasks
+    assert {"statuspages.draft_incidents", "statuspages.notify_subscribers"} <= set(current_app.tasks)
+
+
+def test_a_webhooks_secret_stays_out_of_its_admin_page(db, page, receiver, private_ok):
+    from django.contrib.auth import get_user_model
+
+    subscriber, secret = services.webhook_subscribe(
+        page=page, url=receiver.url("/hook/private-token-123"), components=None, now=timezone.now()
+    )
+    browser = Client()
+    browser.force_login(get_user_model().objects.create_superuser("root", "", "pw-for-tests-only"))
+    answer = browser.get(f"/admin/statuspages/subscriber/{subscriber.pk}/change/")
+    assert answer.status_code == 200
+    assert secret not in answer.content.decode()
+    assert "private-token-123" not in answer.content.decode()
