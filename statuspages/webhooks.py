@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import secrets
+import ssl
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,13 +27,20 @@ from standardwebhooks import Webhook
 
 from probes import wire
 from probes.connection import CheckFailed, Connection, host_of
-from probes.runner import default_ssl_context
 from probes.types import FailureKind
 
 SECRET_PREFIX = "whsec_"
 MAX_URL = 2048
 MAX_ANSWER_BYTES = 16 * 1024
 USER_AGENT = "Uptimy-StatusPages/1.0 (+https://uptimy.example; status page webhook)"
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # The checks' trust (certifi's roots, as httpx builds them), built once per process; HTTP/1.1 only.
+    context = httpx.create_ssl_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return context
 
 
 class BadUrl(ValueError):
@@ -158,7 +167,7 @@ def post_signed(
         conn = Connection(
             allow_private=allow_private,
             user_agent=USER_AGENT,
-            ssl_context=default_ssl_context(),
+            ssl_context=_ssl_context(),
             nameservers=nameservers,
             deadline=loop.time() + timeout,
         )
@@ -191,7 +200,7 @@ def target_problem(
         conn = Connection(
             allow_private=allow_private,
             user_agent=USER_AGENT,
-            ssl_context=default_ssl_context(),
+            ssl_context=_ssl_context(),
             nameservers=nameservers,
         )
         try:
