@@ -28,10 +28,16 @@ def notify_subscribers() -> int:
     """Write maintenance notices, fan notices out and send what is due, for at most RUN_SECONDS; return deliveries claimed."""
     started = time.monotonic()
     notices.maintenance_scan(now=timezone.now())
-    subscribers.subscribers_expire(now=timezone.now())
     while time.monotonic() - started < RUN_SECONDS and notices.notices_fan_out(now=timezone.now()):
         pass
     sent = 0
     while time.monotonic() - started < RUN_SECONDS and (claimed := sending.deliveries_send()):
         sent += claimed
     return sent
+
+
+@shared_task(name="statuspages.tidy_subscribers", ignore_result=True, expires=600)
+def tidy_subscribers() -> int:
+    """Forget addresses never confirmed, and notices long sent; return how many rows went."""
+    now = timezone.now()
+    return subscribers.subscribers_expire(now=now) + notices.notices_prune(now=now)

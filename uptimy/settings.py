@@ -161,6 +161,7 @@ CELERY_TASK_ROUTES = {
     "alerts.open_missing_incidents": {"queue": "default"},
     "statuspages.draft_incidents": {"queue": "default"},
     "statuspages.notify_subscribers": {"queue": "default"},
+    "statuspages.tidy_subscribers": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -201,6 +202,7 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     # their subscribers' notices from their own ledger.
     "draft-incidents": {"task": "statuspages.draft_incidents", "schedule": UPTIMY_TICK_SECONDS},
     "notify-subscribers": {"task": "statuspages.notify_subscribers", "schedule": UPTIMY_TICK_SECONDS},
+    "tidy-subscribers": {"task": "statuspages.tidy_subscribers", "schedule": 3600.0},
 }
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization

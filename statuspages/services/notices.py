@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 
 from monitors.maintenance import Occurrence, active_at, next_occurrence, windows_ended
 from monitors.models import HealthcheckTag, MaintenanceWindow
@@ -285,3 +286,23 @@ def _recipients(notice: Notice, chunk: int) -> tuple[list[int], int, bool]:
         )
         everyone += [sid for sid in choosy if sid in hearing]
     return sorted(everyone), last, done
+
+
+# --- housekeeping --------------------------------------------------------------------------------
+
+KEEP_NOTICES = timedelta(days=30)
+PRUNE_BATCH = 1000
+
+
+def notices_prune(*, now: datetime, keep: timedelta = KEEP_NOTICES) -> int:
+    """Delete up to PRUNE_BATCH notices fanned out more than ``keep`` ago with no delivery left to send (their deliveries go with them); return how many."""
+    unfinished = NoticeDelivery.objects.filter(notice_id=OuterRef("id"), state__in=NoticeDelivery.UNFINISHED)
+    ids = list(
+        Notice.objects.filter(fanned_out_at__lt=now - keep)
+        .exclude(Exists(unfinished))
+        .order_by("id")
+        .values_list("id", flat=True)[:PRUNE_BATCH]
+    )
+    if ids:
+        Notice.objects.filter(id__in=ids).delete()
+    return len(ids)

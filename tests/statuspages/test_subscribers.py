@@ -561,3 +561,20 @@ def test_a_webhooks_secret_stays_out_of_its_admin_page(db, page, receiver, priva
     assert answer.status_code == 200
     assert secret not in answer.content.decode()
     assert "private-token-123" not in answer.content.decode()
+
+
+def test_tidying_forgets_unconfirmed_addresses_and_old_notices(db, page, parts):
+    from statuspages.tasks import tidy_subscribers
+
+    long_ago = timezone.now() - timedelta(days=40)
+    services.email_subscribe(page=page, email="never@example.com", components=None, now=long_ago)
+    confirmed = Subscriber.objects.create(
+        page=page, kind="email", email="ann@example.com", confirmed_at=long_ago, created_at=long_ago
+    )
+    notices.notices_fan_out(now=long_ago)  # the confirmation's notice: fanned out 40 days ago, then sent
+    NoticeDelivery.objects.update(state="sent")
+    fresh = publish(page)
+    notices.notices_fan_out(now=timezone.now())
+    assert tidy_subscribers() >= 2
+    assert list(Subscriber.objects.all()) == [confirmed]
+    assert list(Notice.objects.values_list("key", flat=True)) == [f"incident:{fresh.public_id}:created"]
