@@ -95,7 +95,10 @@ def run(subscribers: int) -> dict[str, float]:
                 batch_size=2000,
             )
             services.incident_create(
-                page=page, changes={"title": "Slow answers"}, body="We are looking into it.", now=timezone.now()
+                page=page,
+                changes={"title": "Slow answers"},
+                body="We are looking into it.",
+                now=timezone.now(),
             )
             started = time.perf_counter()
             transactions = 0
