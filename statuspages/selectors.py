@@ -15,10 +15,21 @@ from zoneinfo import ZoneInfo
 
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 
-from monitors.models import Healthcheck, Organization, ProbeResult, RegionState, Rollup, StatusChange
-from monitors.selectors import maintenance_covering
+from monitors.maintenance import occurrences
+from monitors.models import (
+    Healthcheck,
+    HealthcheckTag,
+    MaintenanceWindow,
+    Organization,
+    ProbeResult,
+    RegionState,
+    Rollup,
+    StatusChange,
+)
+from monitors.selectors import maintenance_covering, maintenance_live
 from probes.types import Status
 from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.render import maintenances as scheduled
 from statuspages.render import statuspage_api as api
 from statuspages.render.bars import DAYS, DayBar, IncidentSpan, Interval, day_bars, period_uptime
 from statuspages.render.chart import Point
@@ -292,6 +303,7 @@ def _content(
     incidents: Sequence[PublishedIncident],
     status: PageStatus,
     url: str,
+    maintenances: Sequence[api.Incident] = (),
 ) -> api.PageContent:
     members: dict[int, list[ComponentView]] = defaultdict(list)
     for view in views:
@@ -323,6 +335,7 @@ def _content(
         status=status,
         components=tuple(shown),
         incidents=tuple(_api_incident(incident, url, statuses) for incident in incidents),
+        maintenances=tuple(maintenances),
     )
 
 
@@ -383,12 +396,19 @@ def _api_incident(
 
 
 def page_view(
-    *, page: StatusPage, now: datetime, url: str, history: bool = True, incidents: str = "recent"
+    *,
+    page: StatusPage,
+    now: datetime,
+    url: str,
+    history: bool = True,
+    incidents: str = "recent",
+    maintenances: bool = True,
 ) -> PageView:
     """Read everything the page shows at ``now``; ``url`` is its public address (for the JSON).
 
     ``history`` adds the 90-day bars, the response-time points and the MCP details (the HTML);
-    the JSON leaves them out. ``incidents`` picks which published incidents are read:
+    the JSON leaves them out. ``maintenances`` adds the scheduled maintenances (completed
+    lately, in progress, upcoming) of the windows that cover the page's components. ``incidents`` picks which published incidents are read:
     ``recent`` (open ones and those resolved within RECENT_INCIDENT_DAYS), ``unresolved``, or
     ``latest`` (the last INCIDENTS_LIMIT).
     """
@@ -455,15 +475,67 @@ def page_view(
         Impact(incident.impact) for incident in listed if incident.status != PublishedIncident.Status.RESOLVED
     ]
     overall = page_status((view.status for view in views), unresolved)
+    planned = _scheduled_maintenances(page, views, groups, now, url) if maintenances else []
     return PageView(
         page=page,
         status=overall,
         components=tuple(views),
         groups=tuple(groups),
         incidents=tuple(listed),
-        content=_content(page, views, groups, listed, overall, url),
+        content=_content(page, views, groups, listed, overall, url, planned),
         sections=_sections(views, groups),
     )
+
+
+def _scheduled_maintenances(
+    page: StatusPage,
+    views: Sequence[ComponentView],
+    groups: Sequence[ComponentGroup],
+    now: datetime,
+    url: str,
+) -> list[api.Incident]:
+    """Return the page's scheduled maintenances: each listed occurrence of a window over one of its components.
+
+    Windows and occurrences are monitors' (``maintenance_live`` and ``monitors.maintenance``),
+    the same that put a component under maintenance; one query when the organization has no
+    window live from LOOKBACK ago to HORIZON ahead, three or four more otherwise.
+    """
+    start, end = now - scheduled.LOOKBACK, now + scheduled.HORIZON
+    windows = maintenance_live(start=start, end=end, organization_ids=[page.organization_id])
+    if not windows or not views:
+        return []
+    check_ids = {view.component.healthcheck_id for view in views}
+    tags: dict[int, set[str]] = defaultdict(set)
+    if any(window.tags for window in windows):
+        rows = HealthcheckTag.objects.filter(healthcheck_id__in=check_ids).values_list(
+            "healthcheck_id", "name"
+        )
+        for hc_id, name in rows:
+            tags[hc_id].add(name)
+    described = {
+        window_id: (name, description, created_at)
+        for window_id, name, description, created_at in MaintenanceWindow.objects.filter(
+            id__in=[window.id for window in windows]
+        ).values_list("id", "name", "description", "created_at")
+    }
+    group_ids = {group.id: str(group.public_id) for group in groups}
+    found: list[api.Incident] = []
+    for window in windows:
+        affected = [
+            _api_component(view, group_ids)
+            for view in views
+            if window.applies_to(view.component.healthcheck_id, tags.get(view.component.healthcheck_id, ()))
+        ]
+        if not affected or window.id not in described:
+            continue
+        name, description, created_at = described[window.id]
+        about = scheduled.Window(str(window.public_id), name, description, created_at)
+        spans = [(o.start, o.end) for o in occurrences(window.schedule, start, end)]
+        for begins, ends in scheduled.shown_occurrences(spans, now):
+            found.append(
+                scheduled.scheduled_maintenance(about, begins, ends, now=now, url=url, components=affected)
+            )
+    return found
 
 
 def _sections(views: Sequence[ComponentView], groups: Sequence[ComponentGroup]) -> tuple[Section, ...]:

@@ -138,7 +138,14 @@ def _page_html(request: HttpRequest, where: Where) -> str:
         }
         for section in view.sections
     ]
-    context = {"where": where, "page": where.page, "view": view, "sections": sections}
+    context = {
+        "where": where,
+        "page": where.page,
+        "view": view,
+        "sections": sections,
+        "active_maintenances": api.active(view.content.maintenances),
+        "upcoming_maintenances": api.upcoming(view.content.maintenances),
+    }
     return render_to_string("statuspages/page.html", context, request=request)
 
 
@@ -217,13 +224,16 @@ def login(request: HttpRequest, slug: str | None = None) -> HttpResponse:
 
 Shape = Callable[[api.PageContent], dict[str, Any]]
 
-# Each endpoint: its shape, and which published incidents it needs read.
-ENDPOINTS: dict[str, tuple[Shape, str]] = {
-    "summary": (api.summary_json, "unresolved"),
-    "status": (api.status_json, "unresolved"),
-    "components": (api.components_json, "unresolved"),
-    "incidents": (api.incidents_json, "latest"),
-    "incidents/unresolved": (api.unresolved_incidents_json, "unresolved"),
+# Each endpoint: its shape, which published incidents it needs read, and whether it lists maintenance.
+ENDPOINTS: dict[str, tuple[Shape, str, bool]] = {
+    "summary": (api.summary_json, "unresolved", True),
+    "status": (api.status_json, "unresolved", False),
+    "components": (api.components_json, "unresolved", False),
+    "incidents": (api.incidents_json, "latest", False),
+    "incidents/unresolved": (api.unresolved_incidents_json, "unresolved", False),
+    "scheduled-maintenances": (api.scheduled_maintenances_json, "unresolved", True),
+    "scheduled-maintenances/upcoming": (api.upcoming_maintenances_json, "unresolved", True),
+    "scheduled-maintenances/active": (api.active_maintenances_json, "unresolved", True),
 }
 
 
@@ -250,9 +260,14 @@ def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) ->
         return _json_error("No status page here.", 404)
     if not _may_read(request, where.page):
         return _json_error("This status page needs its password: sign in on the page first.", 403)
-    shape, incidents = ENDPOINTS[endpoint]
+    shape, incidents, maintenances = ENDPOINTS[endpoint]
     view = selectors.page_view(
-        page=where.page, now=timezone.now(), url=where.url, history=False, incidents=incidents
+        page=where.page,
+        now=timezone.now(),
+        url=where.url,
+        history=False,
+        incidents=incidents,
+        maintenances=maintenances,
     )
     body = json_body(shape(view.content))
     etag = strong_etag(body)
