@@ -7,13 +7,15 @@ their updates), so a page of 50 components costs what a page of 5 does.
 
 from __future__ import annotations
 
+import re
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from monitors.maintenance import occurrences
 from monitors.models import (
@@ -29,10 +31,12 @@ from monitors.models import (
 from monitors.selectors import maintenance_covering, maintenance_live
 from probes.types import Status
 from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.render import badges
 from statuspages.render import maintenances as scheduled
 from statuspages.render import statuspage_api as api
 from statuspages.render.bars import DAYS, DayBar, IncidentSpan, Interval, day_bars, period_uptime
 from statuspages.render.chart import Point
+from statuspages.render.periods import PERIODS, rolling_uptime
 from statuspages.render.vocabulary import (
     ComponentStatus,
     Impact,
@@ -582,3 +586,77 @@ def incident_history(*, page: StatusPage, year: int, now: datetime) -> list[Mont
     local_now = now.astimezone(zone)
     last = 12 if year < local_now.year else local_now.month if year == local_now.year else 0
     return [Month(date(year, month, 1), tuple(by_month.get(month, ()))) for month in range(last, 0, -1)]
+
+
+# --- badges --------------------------------------------------------------------------------------
+
+# A badge URL's key: a component's public id (public pages) or its badge token (any page).
+BADGE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+BADGE_NAMES = ("status", *(f"uptime-{period}" for period in PERIODS), "response-time")
+
+
+def component_by_badge_key(*, page: StatusPage, key: str) -> Component | None:
+    """Return the page's component a badge URL names, or None.
+
+    Any page's component answers to its badge token; a public page's also to its public id. A
+    password page's public id names nothing here: its ids show in its JSON to those who signed in.
+    """
+    if not BADGE_KEY.fullmatch(key):
+        return None
+    wanted = Q(badge_token=key)
+    public_id = None if page.is_private else _uuid(key)
+    if public_id is not None:
+        wanted |= Q(public_id=public_id)
+    return (
+        Component.objects.filter(wanted, page=page)
+        .select_related("healthcheck")
+        .only(
+            "public_id",
+            "page_id",
+            "display_name",
+            "badge_token",
+            "healthcheck__id",
+            "healthcheck__status",
+            "healthcheck__created_at",
+            "healthcheck__organization_id",
+        )
+        .first()
+    )
+
+
+def _uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+def component_badge(*, component: Component, name: str, now: datetime) -> badges.Badge:
+    """Return what the component's badge ``name`` (one of BADGE_NAMES) says at ``now``.
+
+    The status is the page's (regions down, maintenance); uptime is the page's maths over a
+    rolling period (statuspages.render.periods); the response time is the mean of the chart's
+    hourly medians over its last CHART_HOURS. Two to four queries, whatever the page holds.
+    """
+    hc = component.healthcheck
+    if name == "status":
+        maintenance = _maintenance([hc], hc.organization_id, now, now)
+        status = component_status(
+            status=Status(hc.status),
+            regions_down=_regions_down([hc.id]).get(hc.id, 0),
+            in_maintenance=_in_maintenance(maintenance.get(hc.id, ()), now),
+        )
+        return badges.status_badge(status, label=component.display_name)
+    if name.startswith("uptime-") and name.removeprefix("uptime-") in PERIODS:
+        period = name.removeprefix("uptime-")
+        start = now - PERIODS[period]
+        downtime, data = _history_intervals([hc], start, now)[hc.id]
+        maintenance = _maintenance([hc], hc.organization_id, start, now)
+        uptime = rolling_uptime(
+            now=now, period=period, downtime=downtime, maintenance=maintenance.get(hc.id, ()), data=data
+        )
+        return badges.uptime_badge(period, uptime)
+    if name == "response-time":
+        points = _points([hc.id], now).get(hc.id, [])
+        return badges.response_time_badge(sum(ms for _, ms in points) / len(points) if points else None)
+    raise ValueError(f"no badge named {name!r}")

@@ -12,4 +12,7 @@ urlpatterns = [
         path(f"api/v2/{endpoint}.json", views.public_json, {"endpoint": endpoint}, name=f"api-{endpoint}")
         for endpoint in views.ENDPOINTS
     ),
+    # A badge's name is checked by the view, so an unknown one is still answered with a badge.
+    path("badges/<str:key>/<str:name>.svg", views.badge, {"fmt": "svg"}, name="badge"),
+    path("badges/<str:key>/<str:name>.json", views.badge, {"fmt": "json"}, name="badge-json"),
 ]

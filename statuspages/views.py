@@ -25,6 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from statuspages import selectors, services
 from statuspages.cache import HTML_SECONDS, html_key
 from statuspages.models import StatusPage
+from statuspages.render import badges
 from statuspages.render import statuspage_api as api
 from statuspages.render.chart import response_time_svg
 from statuspages.render.etag import etag_matches, json_body, strong_etag
@@ -42,6 +43,8 @@ ACCESS_SALT = "statuspages.access"
 ACCESS_DAYS = 30
 JSON_MAX_AGE = 30
 PAGE_MAX_AGE = 30
+# Badges are fetched by README renderers and image proxies (GitHub's camo) that honour max-age.
+BADGE_MAX_AGE = 60
 # Password tries per client address and page in LOGIN_WINDOW seconds, then 429 until it passes.
 LOGIN_TRIES = 10
 LOGIN_WINDOW = 15 * 60
@@ -286,3 +289,58 @@ def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) ->
     else:
         response["Cache-Control"] = f"public, max-age={JSON_MAX_AGE}"
     return _cors(response)
+
+
+# --- badges --------------------------------------------------------------------------------------
+
+NOT_FOUND_BADGE = badges.Badge("badge", "not found", badges.Color.LIGHTGREY)
+
+
+def _badge_answer(request: HttpRequest, badge: badges.Badge, fmt: str, status: int) -> HttpResponse:
+    if fmt == "json":
+        payload = badges.shields_endpoint(badge)
+        if status != 200:
+            payload["isError"] = True
+        body, content_type = json_body(payload), "application/json"
+    else:
+        body, content_type = badges.badge_svg(badge).encode(), "image/svg+xml; charset=utf-8"
+    etag = strong_etag(body)
+    if status == 200 and etag_matches(request.headers.get("If-None-Match"), etag):
+        response = HttpResponse(status=304)
+    else:
+        response = HttpResponse(
+            b"" if request.method == "HEAD" else body, content_type=content_type, status=status
+        )
+        response["Content-Length"] = str(len(body))
+    if status == 200:
+        response["ETag"] = etag
+        response["Cache-Control"] = f"public, max-age={BADGE_MAX_AGE}"
+    else:
+        # A component added a moment later shows at once.
+        response["Cache-Control"] = "no-store"
+    # The badge is an image: never sniffed as anything else, never framed with scripts.
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    return _cors(response)
+
+
+def badge(request: HttpRequest, key: str, name: str, fmt: str, slug: str | None = None) -> HttpResponse:
+    """Draw one component's badge (``status``, ``uptime-24h|7d|30d``, ``response-time``) as SVG or shields.io JSON.
+
+    ``key`` is the component's badge token, or on a public page its public id too. Anything
+    unknown (page, component, badge name) is a 404 that is still a badge, so a README shows
+    "not found" rather than a broken image.
+    """
+    if request.method not in ("GET", "HEAD"):
+        response = _json_error("Only GET.", 405)
+        response["Allow"] = "GET, HEAD"
+        return response
+    try:
+        where = _where(request, slug)
+    except Http404:
+        return _badge_answer(request, NOT_FOUND_BADGE, fmt, 404)
+    component = selectors.component_by_badge_key(page=where.page, key=key)
+    if component is None or name not in selectors.BADGE_NAMES:
+        return _badge_answer(request, NOT_FOUND_BADGE, fmt, 404)
+    drawn = selectors.component_badge(component=component, name=name, now=timezone.now())
+    return _badge_answer(request, drawn, fmt, 200)
