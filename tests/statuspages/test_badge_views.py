@@ -10,7 +10,6 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from monitors.models import Region, Rollup
 from monitors.services import maintenance_window_create
