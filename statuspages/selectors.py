@@ -588,6 +588,11 @@ def incident_history(*, page: StatusPage, year: int, now: datetime) -> list[Mont
     return [Month(date(year, month, 1), tuple(by_month.get(month, ()))) for month in range(last, 0, -1)]
 
 
+def feed_incidents(*, page: StatusPage, limit: int) -> list[PublishedIncident]:
+    """Return the page's last ``limit`` published incidents, newest first, with their updates and components."""
+    return _incidents(page, PublishedIncident.objects.all(), order=("-created_at", "-id"), limit=limit)
+
+
 # --- badges --------------------------------------------------------------------------------------
 
 # A badge URL's key: a component's public id (public pages) or its badge token (any page).

@@ -8,6 +8,8 @@ urlpatterns = [
     path("", views.page, name="page"),
     path("history/", views.history, name="history"),
     path("login/", views.login, name="login"),
+    path("history.rss", views.history_feed, {"fmt": "rss"}, name="history-rss"),
+    path("history.atom", views.history_feed, {"fmt": "atom"}, name="history-atom"),
     *(
         path(f"api/v2/{endpoint}.json", views.public_json, {"endpoint": endpoint}, name=f"api-{endpoint}")
         for endpoint in views.ENDPOINTS

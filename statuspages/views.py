@@ -24,6 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from statuspages import selectors, services
 from statuspages.cache import HTML_SECONDS, html_key
+from statuspages.feeds import FEED_ITEMS, FeedSource, IncidentsAtom, IncidentsRss
 from statuspages.models import StatusPage
 from statuspages.render import badges
 from statuspages.render import statuspage_api as api
@@ -174,6 +175,49 @@ def history(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         "next_year": year + 1 if year < this_year else None,
     }
     return _private_headers(render(request, "statuspages/history.html", context), where.page)
+
+
+# --- feeds ---------------------------------------------------------------------------------------
+
+FEEDS = {"rss": IncidentsRss, "atom": IncidentsAtom}
+
+
+def history_feed(request: HttpRequest, fmt: str, slug: str | None = None) -> HttpResponse:
+    """Answer the page's incident history as RSS (``history.rss``) or Atom (``history.atom``).
+
+    A password page's feed needs the page's sign-in cookie, as the page does (a reader that
+    signed in in the browser, or a feed reader given the cookie); a stranger gets a 403 that
+    says so rather than the HTML form a feed reader could not use.
+    """
+    if request.method not in ("GET", "HEAD"):
+        response = HttpResponse("Only GET.\n", status=405, content_type="text/plain; charset=utf-8")
+        response["Allow"] = "GET, HEAD"
+        return response
+    where = _where(request, slug)
+    if not _may_read(request, where.page):
+        response = HttpResponse(
+            "This status page needs its password: sign in on the page first.\n",
+            status=403,
+            content_type="text/plain; charset=utf-8",
+        )
+        return _private_headers(response, where.page)
+    source = FeedSource(
+        page=where.page,
+        url=where.url,
+        feed_url=where.url + f"history.{fmt}",
+        incidents=selectors.feed_incidents(page=where.page, limit=FEED_ITEMS),
+    )
+    drawn = FEEDS[fmt]()(request, source=source)
+    etag = strong_etag(drawn.content)
+    if etag_matches(request.headers.get("If-None-Match"), etag):
+        response = HttpResponse(status=304)
+    else:
+        response = drawn
+        if request.method == "HEAD":
+            response["Content-Length"] = str(len(drawn.content))
+            response.content = b""
+    response["ETag"] = etag
+    return _private_headers(response, where.page)
 
 
 def _client(request: HttpRequest) -> str:
