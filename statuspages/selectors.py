@@ -75,6 +75,11 @@ def page_by_domain(*, host: str) -> StatusPage | None:
     return StatusPage.objects.filter(custom_domain=name, domain_verified_at__isnull=False).first()
 
 
+def is_verified_domain(*, domain: str) -> bool:
+    """Return whether ``domain`` (lower case, no port) is a page's verified custom domain."""
+    return StatusPage.objects.filter(custom_domain=domain, domain_verified_at__isnull=False).exists()
+
+
 # --- what the renderers are given ----------------------------------------------------------------
 
 
