@@ -200,18 +200,22 @@ RETRY_LONGEST = timedelta(hours=1)
 RETRY_AFTER_LONGEST = timedelta(days=1)
 
 
-def retry_delay(attempts: int, *, retry_after: float | None, jitter: float) -> timedelta:
+def retry_delay(
+    attempts: int, *, retry_after: float | None, jitter: float, first: timedelta = RETRY_FIRST
+) -> timedelta:
     """Return how long to wait after the ``attempts``-th failed attempt of a delivery.
 
-    Doubling from 30 s to at most an hour, each delay drawn in its upper half by ``jitter``
-    (0 to 1), so the deliveries a dead receiver failed together do not all come back at once.
-    A receiver's Retry-After (seconds) is a floor, up to a day.
+    Doubling from ``first`` (30 s) to at most an hour, each delay drawn in its upper half by
+    ``jitter`` (0 to 1), so the deliveries a dead receiver failed together do not all come back
+    at once. A receiver's Retry-After (seconds) is a floor, up to a day.
     """
     if attempts < 1:
         raise ValueError(f"attempts count from 1, not {attempts}")
     if not 0 <= jitter <= 1:
         raise ValueError(f"jitter must be within 0 and 1, not {jitter}")
-    base = min(RETRY_FIRST * (1 << min(attempts - 1, 20)), RETRY_LONGEST)
+    if first <= timedelta(0):
+        raise ValueError(f"the first delay must be positive, not {first}")
+    base = min(first * (1 << min(attempts - 1, 20)), RETRY_LONGEST)
     delay = base * (0.5 + jitter / 2)
     if retry_after is not None and retry_after > 0:
         delay = max(delay, min(timedelta(seconds=retry_after), RETRY_AFTER_LONGEST))

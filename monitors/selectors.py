@@ -36,6 +36,7 @@ from monitors.models import (
 from monitors.secrets import SecretUnreadable, decrypt_headers
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
+from probes.text import storable
 
 logger = logging.getLogger(__name__)
 
@@ -69,23 +70,50 @@ def api_key_by_hash(*, key_hash: str) -> ApiKey | None:
     )
 
 
-def check_configs(*, healthcheck_ids: list[int]) -> dict[int, CheckConfig]:
+@dataclass(frozen=True)
+class CheckConfigs:
+    """The engine configs of a batch's healthcheck ids: those that run, and why the others can't."""
+
+    runnable: dict[int, CheckConfig]
+    # Healthcheck id -> the sentence its result says: the check is down until someone fixes it.
+    unrunnable: dict[int, str]
+
+
+def check_configs(*, healthcheck_ids: list[int]) -> CheckConfigs:
     """Return the runnable engine config of each unpaused healthcheck, header values decrypted.
 
     A healthcheck whose stored config no longer parses (a rule tightened since it was saved) or
-    whose headers can't be decrypted is left out and logged, so one bad row never stops a batch.
+    whose headers can't be decrypted can't run; it is returned with the reason, which its result
+    records, so its owner is told instead of it silently going unchecked, and one bad row never
+    stops a batch.
     """
-    configs: dict[int, CheckConfig] = {}
+    runnable: dict[int, CheckConfig] = {}
+    unrunnable: dict[int, str] = {}
     rows = Healthcheck.objects.filter(id__in=healthcheck_ids, paused=False).values_list(
         "id", "type", "config", "secret_headers"
     )
     for hc_id, check_type, config, secret_headers in rows:
         try:
             data = {**config, "headers": decrypt_headers(secret_headers)}
-            configs[hc_id] = check_kind(check_type).parse(data)
-        except (ConfigError, SecretUnreadable, ValueError) as exc:
-            logger.error("healthcheck %s can't run: %s", hc_id, type(exc).__name__)
-    return configs
+            runnable[hc_id] = check_kind(check_type).parse(data)
+        except SecretUnreadable:
+            unrunnable[hc_id] = UNREADABLE_HEADERS_REASON
+        except ConfigError as exc:
+            unrunnable[hc_id] = (
+                f"{INVALID_CONFIG_REASON} ({storable(str(exc), 300)}); edit the healthcheck to fix them"
+            )
+        except (ValueError, TypeError, AttributeError):
+            unrunnable[hc_id] = f"{INVALID_CONFIG_REASON}; edit the healthcheck to fix them"
+    for hc_id, reason in unrunnable.items():
+        logger.error("healthcheck %s can't run: %s", hc_id, reason)
+    return CheckConfigs(runnable, unrunnable)
+
+
+INVALID_CONFIG_REASON = "Uptimy can't run this check: its stored settings no longer pass validation"
+UNREADABLE_HEADERS_REASON = (
+    "Uptimy can't run this check: its stored header values can't be decrypted with this server's keys; "
+    "enter them again"
+)
 
 
 def results_of(

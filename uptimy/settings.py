@@ -214,6 +214,13 @@ DEFAULT_FROM_EMAIL: str = env.str("UPTIMY_FROM_EMAIL", default="Uptimy <alerts@u
 SERVER_EMAIL: str = DEFAULT_FROM_EMAIL
 # How long one delivery attempt may take (DNS, connect, send, the receiver's answer).
 UPTIMY_ALERT_SEND_TIMEOUT: float = env.float("UPTIMY_ALERT_SEND_TIMEOUT", default=10.0)
+# The delay after a delivery's first failed attempt; each later one doubles it, up to an hour
+# (alerts.rules.retry_delay). Thirty seconds spares a receiver that is restarting.
+UPTIMY_ALERT_RETRY_FIRST_SECONDS: float = env.float("UPTIMY_ALERT_RETRY_FIRST_SECONDS", default=30.0)
+if UPTIMY_ALERT_RETRY_FIRST_SECONDS <= 0:
+    raise ImproperlyConfigured(
+        f"UPTIMY_ALERT_RETRY_FIRST_SECONDS must be a positive number of seconds, not {UPTIMY_ALERT_RETRY_FIRST_SECONDS}"
+    )
 # Where this server is reached, for the links in alerts.
 # Without it, the address `make run` serves (its PORT), so the links work for a local try.
 UPTIMY_PUBLIC_URL: str = env.str(

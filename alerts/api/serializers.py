@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from alerts.channels import Attempt, ChannelConfigError, channel_kind
 from alerts.models import AlertPolicy, Channel, Incident, IncidentEvent
+from monitors.api.strict import RejectUnknownFields
 from monitors.secrets import SecretUnreadable
 
 
@@ -101,8 +102,10 @@ class ChannelSerializer(serializers.ModelSerializer[Channel]):
             return None
 
 
-class ChannelWriteSerializer(serializers.Serializer[Channel]):
+class ChannelWriteSerializer(RejectUnknownFields, serializers.Serializer[Channel]):
     """What a client sends to add or change a channel; the kind's parser checks ``config``."""
+
+    shown_fields = frozenset({"id", "disabled_reason", "created_at", "updated_at"})
 
     name = serializers.CharField(max_length=128)
     kind = serializers.ChoiceField(choices=Channel.Kind.choices, help_text="Fixed once the channel exists.")
@@ -144,7 +147,7 @@ class SecretSerializer(serializers.Serializer[str]):
     previous_valid_until = serializers.DateTimeField(help_text="The old secret keeps signing until then.")
 
 
-class AlertPolicySerializer(serializers.Serializer[AlertPolicy]):
+class AlertPolicySerializer(RejectUnknownFields, serializers.Serializer[AlertPolicy]):
     """Who hears of a healthcheck's incidents (or, as the default, of every healthcheck without its own policy)."""
 
     healthcheck = serializers.SerializerMethodField(help_text="The healthcheck's id; null for the default.")

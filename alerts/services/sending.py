@@ -212,7 +212,12 @@ def _record_of(job: _Job, attempt: Attempt) -> AttemptRecord:
     at = timezone.now()
     retry_at = None
     if not attempt.ok and not attempt.permanent:
-        delay = retry_delay(job.attempts, retry_after=attempt.retry_after, jitter=random.random())  # noqa: S311
+        delay = retry_delay(
+            job.attempts,
+            retry_after=attempt.retry_after,
+            jitter=random.random(),  # noqa: S311
+            first=timedelta(seconds=settings.UPTIMY_ALERT_RETRY_FIRST_SECONDS),
+        )
         horizon = job.created_at + channel_kind(job.kind).retry_horizon
         retry_at = at + delay if at + delay <= horizon else None
     return AttemptRecord(

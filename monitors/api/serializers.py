@@ -10,6 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import Direction, extend_schema_field
 from rest_framework import serializers
 
+from monitors.api.strict import RejectUnknownFields
 from monitors.maintenance import MAX_RULE_LENGTH, Occurrence
 from monitors.models import (
     CauseChange,
@@ -119,7 +120,7 @@ class CauseSerializer(serializers.Serializer[Healthcheck]):
     since = serializers.DateTimeField(source="cause_since", help_text="When this cause began.")
 
 
-class HealthcheckSerializer(serializers.ModelSerializer[Healthcheck]):
+class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Healthcheck]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     type = CheckTypeField()
     type_name = serializers.SerializerMethodField()
@@ -436,7 +437,7 @@ class OccurrenceSerializer(serializers.Serializer[Occurrence]):
     end = serializers.DateTimeField()
 
 
-class MaintenanceWindowSerializer(serializers.ModelSerializer[MaintenanceWindow]):
+class MaintenanceWindowSerializer(RejectUnknownFields, serializers.ModelSerializer[MaintenanceWindow]):
     """Write a window's timing and targets; the services validate the schedule (monitors.maintenance)."""
 
     id = serializers.UUIDField(source="public_id", read_only=True)

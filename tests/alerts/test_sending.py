@@ -190,10 +190,25 @@ def test_retry_delays_double_with_jitter_and_honour_retry_after(attempts, retry_
     assert retry_delay(attempts, retry_after=retry_after, jitter=jitter) == expected
 
 
-@pytest.mark.parametrize(("attempts", "jitter"), [(0, 0.5), (1, -0.1), (1, 1.5)])
-def test_retry_delay_refuses_nonsense(attempts, jitter):
-    with pytest.raises(ValueError, match=r"attempts|jitter"):
-        retry_delay(attempts, retry_after=None, jitter=jitter)
+@pytest.mark.parametrize(
+    ("attempts", "expected"), [(1, timedelta(seconds=2)), (3, timedelta(seconds=8)), (20, timedelta(hours=1))]
+)
+def test_retry_delays_double_from_the_configured_first_delay(attempts, expected):
+    assert retry_delay(attempts, retry_after=None, jitter=1.0, first=timedelta(seconds=2)) == expected
+
+
+@pytest.mark.parametrize(
+    ("attempts", "jitter", "first"),
+    [
+        (0, 0.5, timedelta(seconds=30)),
+        (1, -0.1, timedelta(seconds=30)),
+        (1, 1.5, timedelta(seconds=30)),
+        (1, 0.5, timedelta(0)),
+    ],
+)
+def test_retry_delay_refuses_nonsense(attempts, jitter, first):
+    with pytest.raises(ValueError, match=r"attempts|jitter|first delay"):
+        retry_delay(attempts, retry_after=None, jitter=jitter, first=first)
 
 
 def test_a_receiver_failing_five_times_then_answering_gets_the_message_once_delivered(
