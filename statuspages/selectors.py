@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
 from monitors.maintenance import occurrences
 from monitors.models import (
@@ -66,10 +67,14 @@ def page_by_slug(*, slug: str) -> StatusPage | None:
     return StatusPage.objects.filter(slug=slug).first()
 
 
+def _domain_of(host: str) -> str:
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    return name.strip().lower().removesuffix(".")
+
+
 def page_by_domain(*, host: str) -> StatusPage | None:
     """Return the page whose verified custom domain is ``host`` (port and trailing dot ignored)."""
-    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    name = name.strip().lower().removesuffix(".")
+    name = _domain_of(host)
     if not name:
         return None
     return StatusPage.objects.filter(custom_domain=name, domain_verified_at__isnull=False).first()
@@ -605,20 +610,34 @@ BADGE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
 BADGE_NAMES = ("status", *(f"uptime-{period}" for period in PERIODS), "response-time")
 
 
-def component_by_badge_key(*, page: StatusPage, key: str) -> Component | None:
-    """Return the page's component a badge URL names, or None.
+def component_by_badge_key(*, key: str, slug: str | None = None, host: str | None = None) -> Component | None:
+    """Return the component a badge URL names on the page at ``slug`` (or the verified domain ``host``), or None.
 
     Any page's component answers to its badge token; a public page's also to its public id. A
     password page's public id names nothing here: its ids show in its JSON to those who signed in.
+    One query: the page, the component, its healthcheck and how many of its regions are down.
     """
     if not BADGE_KEY.fullmatch(key):
         return None
+    if slug is not None:
+        on_page = Q(page__slug=slug)
+    else:
+        domain = _domain_of(host or "")
+        if not domain:
+            return None
+        on_page = Q(page__custom_domain=domain, page__domain_verified_at__isnull=False)
     wanted = Q(badge_token=key)
-    public_id = None if page.is_private else _uuid(key)
+    public_id = _uuid(key)
     if public_id is not None:
-        wanted |= Q(public_id=public_id)
+        wanted |= Q(public_id=public_id, page__access=StatusPage.Access.PUBLIC)
+    down = (
+        RegionState.objects.filter(healthcheck_id=OuterRef("healthcheck_id"), status=Status.DOWN.value)
+        .values("healthcheck_id")
+        .annotate(count=Count("id"))
+        .values("count")
+    )
     return (
-        Component.objects.filter(wanted, page=page)
+        Component.objects.filter(on_page, wanted)
         .select_related("healthcheck")
         .only(
             "public_id",
@@ -630,6 +649,7 @@ def component_by_badge_key(*, page: StatusPage, key: str) -> Component | None:
             "healthcheck__created_at",
             "healthcheck__organization_id",
         )
+        .annotate(regions_down=Coalesce(Subquery(down, output_field=IntegerField()), 0))
         .first()
     )
 
@@ -646,14 +666,16 @@ def component_badge(*, component: Component, name: str, now: datetime) -> badges
 
     The status is the page's (regions down, maintenance); uptime is the page's maths over a
     rolling period (statuspages.render.periods); the response time is the mean of the chart's
-    hourly medians over its last CHART_HOURS. Two to four queries, whatever the page holds.
+    hourly medians over its last CHART_HOURS. One to three queries, whatever the page holds.
     """
     hc = component.healthcheck
     if name == "status":
         maintenance = _maintenance([hc], hc.organization_id, now, now)
+        # Read with the component (component_by_badge_key); asked afresh for one given otherwise.
+        down = getattr(component, "regions_down", None)
         status = component_status(
             status=Status(hc.status),
-            regions_down=_regions_down([hc.id]).get(hc.id, 0),
+            regions_down=_regions_down([hc.id]).get(hc.id, 0) if down is None else down,
             in_maintenance=_in_maintenance(maintenance.get(hc.id, ()), now),
         )
         return badges.status_badge(status, label=component.display_name)

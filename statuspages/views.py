@@ -379,12 +379,13 @@ def badge(request: HttpRequest, key: str, name: str, fmt: str, slug: str | None 
         response = _json_error("Only GET.", 405)
         response["Allow"] = "GET, HEAD"
         return response
-    try:
-        where = _where(request, slug)
-    except Http404:
+    if name not in selectors.BADGE_NAMES:
         return _badge_answer(request, NOT_FOUND_BADGE, fmt, 404)
-    component = selectors.component_by_badge_key(page=where.page, key=key)
-    if component is None or name not in selectors.BADGE_NAMES:
+    # The page and the component in one query (not _where's two): a badge is asked for often.
+    component = selectors.component_by_badge_key(
+        key=key, slug=slug, host=request.get_host() if slug is None else None
+    )
+    if component is None:
         return _badge_answer(request, NOT_FOUND_BADGE, fmt, 404)
     drawn = selectors.component_badge(component=component, name=name, now=timezone.now())
     return _badge_answer(request, drawn, fmt, 200)

@@ -11,7 +11,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from monitors.models import Region, Rollup
+from monitors.models import Region, RegionState, Rollup
 from monitors.services import maintenance_window_create
 from statuspages import services
 from tests.statuspages.svg_support import parse
@@ -74,6 +74,20 @@ def test_the_status_badge_says_the_components_status_under_its_name(web, public)
     answer = badge(web, page, component.public_id, "status", "json")
     assert shields(answer) == ("Public API", "major outage", "red")
     assert answer["Access-Control-Allow-Origin"] == "*"
+
+
+def test_a_check_up_with_two_regions_down_has_a_partial_outage_badge(
+    web, org, make_page, make_check, add_component
+):
+    page = make_page(org)
+    check = make_check(org, name="API", status="up")
+    for region in Region.objects.order_by("slug")[:2]:
+        RegionState.objects.create(healthcheck=check, region=region, status="down")
+    component = add_component(page, check)
+    assert shields(badge(web, page, component.public_id, "status", "json"))[1:] == (
+        "partial outage",
+        "orange",
+    )
 
 
 def test_a_component_in_maintenance_has_a_maintenance_badge(web, org, public):
@@ -220,4 +234,4 @@ def test_a_badge_reads_in_a_few_queries(web, public, name):
     page, component = public
     with CaptureQueriesContext(connection) as captured:
         assert badge(web, page, component.public_id, name).status_code == 200
-    assert len(captured.captured_queries) <= 6
+    assert len(captured.captured_queries) <= 3
