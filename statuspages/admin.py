@@ -56,6 +56,8 @@ class ComponentAdmin(ModelAdmin[Component]):
     list_display = ["display_name", "page", "healthcheck", "group", "position"]
     search_fields = ["display_name"]
     raw_id_fields = ["page", "healthcheck", "group"]
+    # Shown, as the page's domain_token is; rotated through the API (…/rotate-badge-token/).
+    readonly_fields = ["public_id", "badge_token", "created_at", "updated_at"]
 
 
 class IncidentUpdateInline(TabularInline[IncidentUpdate, PublishedIncident]):

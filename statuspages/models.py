@@ -18,6 +18,11 @@ def domain_token() -> str:
     return "uptimy-verify=" + secrets.token_urlsafe(24)
 
 
+def badge_token() -> str:
+    """Return a fresh badge token: the unguessable key of a component's badge URLs (192 random bits)."""
+    return secrets.token_urlsafe(24)
+
+
 class StatusPage(models.Model):
     """Describe one public (or password-protected) status page of an organization."""
 
@@ -97,6 +102,9 @@ class Component(models.Model):
     position = models.PositiveIntegerField(default=0)
     only_show_when_not_operational = models.BooleanField(default=False)
     show_mcp_details = models.BooleanField(default=False)
+    # The key of the component's badge URLs on a password page, where its public id opens nothing:
+    # a README can show one component's badge without opening the page. Rotated by its owner.
+    badge_token = models.CharField(max_length=64, unique=True, default=badge_token, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

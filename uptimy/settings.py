@@ -79,6 +79,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it decides whether the Host is one we answer (a verified custom domain included)
+    # before anything else asks for it.
+    "statuspages.middleware.CustomDomainHosts",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "uptimy.middleware.QueryTextGuard",

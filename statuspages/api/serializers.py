@@ -14,6 +14,7 @@ from statuspages.models import (
     StatusPage,
     Subscriber,
 )
+from statuspages.selectors import BADGE_NAMES
 from statuspages.services.pages import MIN_PASSWORD_LENGTH, domain_record_name
 
 MAX_AFFECTED_COMPONENTS = 200
@@ -78,6 +79,12 @@ class ComponentSerializer(serializers.ModelSerializer[Component]):
     healthcheck = serializers.UUIDField(source="healthcheck.public_id")
     group = serializers.UUIDField(source="group.public_id", allow_null=True, required=False)
     display_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    badge_token = serializers.CharField(
+        read_only=True,
+        help_text="The key of this component's badge URLs; the only one on a password page. Rotate it with "
+        "POST …/rotate-badge-token/.",
+    )
+    badges = serializers.SerializerMethodField()
 
     class Meta:
         model = Component
@@ -90,10 +97,25 @@ class ComponentSerializer(serializers.ModelSerializer[Component]):
             "position",
             "only_show_when_not_operational",
             "show_mcp_details",
+            "badge_token",
+            "badges",
             "created_at",
             "updated_at",
         ]
         read_only_fields = ["created_at", "updated_at"]
+
+    def get_badges(self, component: Component) -> dict[str, str]:
+        """Return the component's badge URLs (SVG, and shields.io's endpoint JSON), keyed by badge name."""
+        page = component.page
+        # A password page's component ids open nothing: its badges go by the token alone.
+        key = component.badge_token if page.is_private else str(component.public_id)
+        base = f"/s/{page.slug}/badges/{key}/"
+        request = self.context.get("request")
+        if request is not None:
+            base = request.build_absolute_uri(base)
+        urls = {name: f"{base}{name}.svg" for name in BADGE_NAMES}
+        urls.update({f"{name}-json": f"{base}{name}.json" for name in BADGE_NAMES})
+        return urls
 
     def to_service_changes(self) -> dict[str, Any]:
         """Return the validated fields as the service takes them: references by public id."""

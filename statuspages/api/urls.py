@@ -9,6 +9,7 @@ from statuspages.api import views
 LIST: dict[str, Any] = {"get": "list", "post": "create"}
 DETAIL: dict[str, Any] = {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
 VERIFY: dict[str, Any] = {"post": "verify_domain"}
+ROTATE: dict[str, Any] = {"post": "rotate_badge_token"}
 UPDATE_DETAIL: dict[str, Any] = {"get": "retrieve", "delete": "destroy"}
 PUBLISH: dict[str, Any] = {"post": "publish"}
 
@@ -27,6 +28,11 @@ urlpatterns = [
         "<uuid:page_id>/components/<uuid:id>/",
         views.ComponentViewSet.as_view(DETAIL),
         name="status-page-component-detail",
+    ),
+    path(
+        "<uuid:page_id>/components/<uuid:id>/rotate-badge-token/",
+        views.ComponentViewSet.as_view(ROTATE),
+        name="status-page-component-rotate-badge-token",
     ),
     path("<uuid:page_id>/groups/", views.ComponentGroupViewSet.as_view(LIST), name="status-page-group-list"),
     path(

@@ -137,7 +137,7 @@ class ComponentViewSet(_OnPage[Component]):
     serializer_class = ComponentSerializer
 
     def get_queryset(self) -> QuerySet[Component]:
-        return super().get_queryset().select_related("healthcheck", "group")
+        return super().get_queryset().select_related("healthcheck", "group", "page")
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self._valid()
@@ -151,6 +151,12 @@ class ComponentViewSet(_OnPage[Component]):
 
     def perform_destroy(self, instance: Component) -> None:
         services.component_delete(component=instance)
+
+    @extend_schema(request=None, responses=ComponentSerializer)
+    @action(detail=True, methods=["post"], url_path="rotate-badge-token")
+    def rotate_badge_token(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Give the component a new badge token: badge URLs with the old one answer 404 from now on."""
+        return self._shown(services.component_rotate_badge_token(component=self.get_object()))
 
 
 class ComponentGroupViewSet(_OnPage[ComponentGroup]):

@@ -3,6 +3,7 @@
 from statuspages.services.components import (
     component_create,
     component_delete,
+    component_rotate_badge_token,
     component_update,
     group_create,
     group_delete,
@@ -36,6 +37,7 @@ __all__ = [
     "PAGE_FIELDS",
     "component_create",
     "component_delete",
+    "component_rotate_badge_token",
     "component_update",
     "email_confirm",
     "email_subscribe",

@@ -136,7 +136,8 @@ def test_an_unknown_page_is_a_404(web, db):
 
 def test_the_stylesheet_is_a_static_file_of_the_app(web, org, make_page):
     page = make_page(org)
-    link = parse(web.get(f"/s/{page.slug}/").content).one(tag="link")
+    links = parse(web.get(f"/s/{page.slug}/").content).all(tag="link")
+    (link,) = [link for link in links if link.attrs.get("rel") == "stylesheet"]
     assert link.attrs["href"].endswith("statuspages/page.css")
     assert finders.find("statuspages/page.css")
 
