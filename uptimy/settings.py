@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "monitors",
     "alerts",
     "statuspages",
+    "reports",
 ]
 
 MIDDLEWARE = [
@@ -195,6 +196,13 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "open-missing-incidents": {"task": "alerts.open_missing_incidents", "schedule": 60.0},
     # Every delivery due (new ones, and retries whose delay is up) goes out on the next round.
     "send-deliveries": {"task": "alerts.send_deliveries", "schedule": UPTIMY_TICK_SECONDS},
+    # Hourly, not a crontab on the 1st: the task sends last month's report once per organization
+    # (MonthlyReportSent), so a run on the 1st sends it and a process down that day catches up.
+    "send-monthly-reports": {
+        "task": "reports.send_monthly",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    },
 }
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
