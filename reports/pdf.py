@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from django.template.loader import render_to_string
@@ -24,6 +25,10 @@ def report_pdf(data: dict[str, Any]) -> bytes:
     # (the probe workers) should not pay for.
     from weasyprint import HTML
 
+    # Without HarfBuzz-Subset, WeasyPrint subsets fonts with fontTools, which stamps each font's
+    # "modified" time with the clock unless SOURCE_DATE_EPOCH (reproducible builds) says otherwise:
+    # the one thing that made two PDFs of the same report differ. Left alone where already set.
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
     pdf = HTML(string=report_html(data)).write_pdf()
     if not isinstance(pdf, bytes):  # write_pdf returns the bytes when given no target
         raise TypeError("WeasyPrint returned no PDF")
