@@ -437,9 +437,9 @@ _INSTANT = timedelta(microseconds=1)
 
 # The measured statuses: pending and paused time is unmonitored and leaves the denominator.
 MEASURED_STATUSES = frozenset({Status.UP.value, Status.DEGRADED.value, Status.DOWN.value})
-# The raw-result windows read per query when refining downtime bounds: SQLite's parser caps an
-# expression's depth at 1000, and each window is a few terms of one OR.
-BOUND_WINDOWS_PER_QUERY = 200
+# The raw-result windows read per query when refining downtime bounds: four parameters each, well
+# under SQLite's 32,766 and psycopg's 65,535 parameters a statement.
+BOUND_WINDOWS_PER_QUERY = 5000
 # Slack past the rechecks when looking back for the results that led to a change: the verdict
 # waits for the slowest region (its timeout, the settle window).
 BOUND_SLACK = timedelta(minutes=2)
@@ -472,8 +472,9 @@ def uptime_history(
     older than the retention reads a little less downtime than it did while its results were kept.
 
     The healthchecks need ``id``, ``created_at``, ``status``, ``quorum``, ``interval_seconds``,
-    ``recheck_count`` and ``recheck_delay_seconds`` loaded. Queries: one for the changes, and
-    one per BOUND_WINDOWS_PER_QUERY down episodes for the results.
+    ``recheck_count`` and ``recheck_delay_seconds`` loaded. Queries: one for the changes and,
+    when some went to or from down within the retention, one for the plans' retention and one per
+    BOUND_WINDOWS_PER_QUERY of those changes for the results.
     """
     changes: dict[int, list[tuple[datetime, str, str]]] = defaultdict(list)
     rows = (
@@ -583,25 +584,80 @@ def _down_bounds(
                 windows.append(
                     (hc_id, episode.out_of, False, max(episode.out_of - back, after), episode.out_of)
                 )
+    windows = _retained(windows, by_id)
     found: dict[tuple[int, datetime, bool], datetime] = {}
     for first in range(0, len(windows), BOUND_WINDOWS_PER_QUERY):
         chunk = windows[first : first + BOUND_WINDOWS_PER_QUERY]
-        where = Q()
-        for hc_id, _, _, after, until in chunk:
-            # By slot (indexed); a run's checked_at is after its slot, so the slot bound is a superset.
-            where |= Q(healthcheck_id=hc_id, slot__gt=after - _slot_lag(by_id[hc_id]), slot__lte=until)
         runs: dict[int, list[Run]] = defaultdict(list)
-        for hc_id, region_id, checked_at, status in ProbeResult.objects.filter(where).values_list(
-            "healthcheck_id", "region_id", "checked_at", "status"
+        for index, region_id, checked_at, failing in _window_results(
+            [(hc_id, after - _slot_lag(by_id[hc_id]), until) for hc_id, _, _, after, until in chunk]
         ):
-            runs[hc_id].append(Run(checked_at, region_id, status == Status.DOWN.value))
-        for hc_id, change_at, into, after, until in chunk:
-            inside = [run for run in runs.get(hc_id, ()) if after < run.at <= until]
+            runs[index].append(Run(checked_at, region_id, failing))
+        for index, (hc_id, change_at, into, after, until) in enumerate(chunk):
+            inside = [run for run in runs.get(index, ()) if after < run.at <= until]
             quorum = by_id[hc_id].quorum
             bound = down_since(inside, quorum=quorum) if into else down_until(inside, quorum=quorum)
             if bound is not None:
                 found[(hc_id, change_at, into)] = bound
     return found
+
+
+def _retained(
+    windows: list[tuple[int, datetime, bool, datetime, datetime]], by_id: Mapping[int, Healthcheck]
+) -> list[tuple[int, datetime, bool, datetime, datetime]]:
+    """Return the windows whose raw results may still be kept: past the plan's retention they are pruned."""
+    if not windows:
+        return windows
+    retention = dict(
+        Organization.objects.filter(id__in={hc.organization_id for hc in by_id.values()}).values_list(
+            "id", "plan__retention_days"
+        )
+    )
+    newest = max(until for *_, until in windows)
+    # Measured from the newest change, not from now: the same history reads the same while kept.
+    return [
+        window
+        for window in windows
+        if window[4] >= newest - timedelta(days=retention.get(by_id[window[0]].organization_id, 0) + 1)
+    ]
+
+
+def _window_results(
+    windows: Sequence[tuple[int, datetime, datetime]],
+) -> list[tuple[int, int, datetime, bool]]:
+    """Return (window index, region id, checked_at, failing) of the results of ``(healthcheck, slot > lo, slot <= hi)`` windows.
+
+    One statement for all the windows: a join on a VALUES list, so a flapping check's thousand
+    episodes cost one index probe each, not a thousand-term OR.
+    """
+    quote = connection.ops.quote_name
+    table = quote(ProbeResult._meta.db_table)
+    hc, region, slot, checked, status = (
+        quote(_column(ProbeResult, name))
+        for name in ("healthcheck", "region", "slot", "checked_at", "status")
+    )
+    adapt = connection.ops.adapt_datetimefield_value
+    rows = ", ".join(["(%s, %s, %s, %s)"] * len(windows))
+    params: list[object] = []
+    for index, (hc_id, low, high) in enumerate(windows):
+        params += [index, hc_id, adapt(low), adapt(high)]
+    sql = (
+        f"WITH w (k, hc, lo, hi) AS (VALUES {rows}) "  # noqa: S608 - quoted names, values are parameters
+        f"SELECT w.k, r.{region}, r.{checked}, r.{status} FROM {table} r "
+        f"JOIN w ON r.{hc} = w.hc AND r.{slot} > w.lo AND r.{slot} <= w.hi"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    return [
+        (int(k), int(region_id), _aware(at), state == Status.DOWN.value) for k, region_id, at, state in found
+    ]
+
+
+def _aware(value: datetime | str) -> datetime:
+    """Return a raw query's datetime as an aware UTC datetime (SQLite hands back text or naive values)."""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _slot_lag(hc: Healthcheck) -> timedelta:
