@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -11,7 +12,7 @@ from typing import TypedDict
 from uuid import UUID
 
 from django.db import connection
-from django.db.models import Field, Model, Prefetch, Q, QuerySet
+from django.db.models import Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from monitors import latency
 from monitors.maintenance import (
@@ -437,9 +438,8 @@ _INSTANT = timedelta(microseconds=1)
 
 # The measured statuses: pending and paused time is unmonitored and leaves the denominator.
 MEASURED_STATUSES = frozenset({Status.UP.value, Status.DEGRADED.value, Status.DOWN.value})
-# The raw-result windows read per query when refining downtime bounds: four parameters each, well
-# under SQLite's 32,766 and psycopg's 65,535 parameters a statement.
-BOUND_WINDOWS_PER_QUERY = 5000
+# The raw-result windows read per query when refining downtime bounds (they travel as arrays).
+BOUND_WINDOWS_PER_QUERY = 20_000
 # Slack past the rechecks when looking back for the results that led to a change: the verdict
 # waits for the slowest region (its timeout, the settle window).
 BOUND_SLACK = timedelta(minutes=2)
@@ -473,8 +473,8 @@ def uptime_history(
 
     The healthchecks need ``id``, ``created_at``, ``status``, ``quorum``, ``interval_seconds``,
     ``recheck_count`` and ``recheck_delay_seconds`` loaded. Queries: one for the changes and,
-    when some went to or from down within the retention, one for the plans' retention and one per
-    BOUND_WINDOWS_PER_QUERY of those changes for the results.
+    when some went to or from down, one for each check's oldest kept result and, if some of
+    those changes are newer, one per BOUND_WINDOWS_PER_QUERY of them for the results.
     """
     changes: dict[int, list[tuple[datetime, str, str]]] = defaultdict(list)
     rows = (
@@ -605,20 +605,25 @@ def _down_bounds(
 def _retained(
     windows: list[tuple[int, datetime, bool, datetime, datetime]], by_id: Mapping[int, Healthcheck]
 ) -> list[tuple[int, datetime, bool, datetime, datetime]]:
-    """Return the windows whose raw results may still be kept: past the plan's retention they are pruned."""
+    """Return the windows whose raw results are still kept: none older than each check's oldest result.
+
+    Pruning deletes a check's results oldest first (monitors.services.results_prune), so a window
+    that ends before the oldest result left has lost its results: it is not looked up. One index
+    probe per check (the newest-first slot index read from its end).
+    """
     if not windows:
         return windows
-    retention = dict(
-        Organization.objects.filter(id__in={hc.organization_id for hc in by_id.values()}).values_list(
-            "id", "plan__retention_days"
+    oldest = dict(
+        Healthcheck.objects.filter(id__in={window[0] for window in windows})
+        .annotate(
+            oldest=Subquery(
+                ProbeResult.objects.filter(healthcheck_id=OuterRef("pk")).order_by("slot").values("slot")[:1]
+            )
         )
+        .values_list("id", "oldest")
     )
-    newest = max(until for *_, until in windows)
-    # Measured from the newest change, not from now: the same history reads the same while kept.
     return [
-        window
-        for window in windows
-        if window[4] >= newest - timedelta(days=retention.get(by_id[window[0]].organization_id, 0) + 1)
+        window for window in windows if (first := oldest.get(window[0])) is not None and window[4] >= first
     ]
 
 
@@ -627,8 +632,10 @@ def _window_results(
 ) -> list[tuple[int, int, datetime, bool]]:
     """Return (window index, region id, checked_at, failing) of the results of ``(healthcheck, slot > lo, slot <= hi)`` windows.
 
-    One statement for all the windows: a join on a VALUES list, so a flapping check's thousand
-    episodes cost one index probe each, not a thousand-term OR.
+    One statement for all the windows, which travel as one JSON document (jsonb_to_recordset on
+    PostgreSQL, json_each on SQLite): a flapping check's thousands of episodes cost an index probe
+    each, where an OR of thousands of terms, a VALUES list of thousands of parameters or arrays
+    quoted by the driver cost the page hundreds of milliseconds just to be sent and planned.
     """
     quote = connection.ops.quote_name
     table = quote(ProbeResult._meta.db_table)
@@ -636,15 +643,26 @@ def _window_results(
         quote(_column(ProbeResult, name))
         for name in ("healthcheck", "region", "slot", "checked_at", "status")
     )
-    adapt = connection.ops.adapt_datetimefield_value
-    rows = ", ".join(["(%s, %s, %s, %s)"] * len(windows))
-    params: list[object] = []
-    for index, (hc_id, low, high) in enumerate(windows):
-        params += [index, hc_id, adapt(low), adapt(high)]
+    if connection.vendor == "postgresql":
+        source = "jsonb_to_recordset(%s::jsonb) AS w (k integer, hc bigint, lo timestamptz, hi timestamptz)"
+        rows = [
+            {"k": index, "hc": hc_id, "lo": low.isoformat(), "hi": high.isoformat()}
+            for index, (hc_id, low, high) in enumerate(windows)
+        ]
+    else:
+        adapt = connection.ops.adapt_datetimefield_value
+        source = (
+            "(SELECT json_extract(value, '$.k') AS k, json_extract(value, '$.hc') AS hc,"
+            " json_extract(value, '$.lo') AS lo, json_extract(value, '$.hi') AS hi FROM json_each(%s)) AS w"
+        )
+        rows = [
+            {"k": index, "hc": hc_id, "lo": adapt(low), "hi": adapt(high)}
+            for index, (hc_id, low, high) in enumerate(windows)
+        ]
+    params = [json.dumps(rows)]
     sql = (
-        f"WITH w (k, hc, lo, hi) AS (VALUES {rows}) "  # noqa: S608 - quoted names, values are parameters
-        f"SELECT w.k, r.{region}, r.{checked}, r.{status} FROM {table} r "
-        f"JOIN w ON r.{hc} = w.hc AND r.{slot} > w.lo AND r.{slot} <= w.hi"
+        f"SELECT w.k, r.{region}, r.{checked}, r.{status} FROM {source} "  # noqa: S608 - quoted names, values are parameters
+        f"JOIN {table} r ON r.{hc} = w.hc AND r.{slot} > w.lo AND r.{slot} <= w.hi"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

@@ -117,27 +117,32 @@ def test_the_bounds_read_in_one_query_for_all_checks(org, django_assert_num_quer
         change(check, UP_AT, "down", "up")
     assert ProbeResult.objects.count() == 4 * 5
 
-    with django_assert_num_queries(3):  # the changes, the plans' retention, the results around the changes
+    with django_assert_num_queries(3):  # the changes, the oldest kept results, the results around the changes
         found = uptime_history(healthchecks=checks, start=START, end=END)
 
     assert all(found[c.id].downtime == [Interval(FIRST_FAILURE, FIRST_GOOD)] for c in checks)
 
 
-def test_changes_older_than_the_retention_are_not_looked_up(org):
-    check = make_check(org, created=START - timedelta(days=400))
-    retention = org.plan.retention_days
-    old = FIRST_FAILURE - timedelta(days=retention + 2)
-    outage_results(check, old, old + timedelta(minutes=20))  # kept past the retention: not read
+def test_changes_older_than_the_oldest_kept_result_are_not_looked_up(check, django_assert_num_queries):
+    old = FIRST_FAILURE - timedelta(days=5)  # its results were pruned
     change(check, old + timedelta(seconds=10), "up", "down")
     change(check, old + timedelta(minutes=20, seconds=1), "down", "up")
     outage_results(check, FIRST_FAILURE, FIRST_GOOD)
     change(check, DOWN_AT, "up", "down")
     change(check, UP_AT, "down", "up")
 
-    found = uptime_history(healthchecks=[check], start=old - timedelta(days=1), end=END)[check.id]
+    found = history(check)
 
     assert found.downtime == [
         Interval(old + timedelta(seconds=10), old + timedelta(minutes=20, seconds=1)),
         Interval(FIRST_FAILURE, FIRST_GOOD),
     ]
     assert found.bounds_from_changes == 2
+
+
+def test_no_results_kept_means_no_results_query(org, check, django_assert_num_queries):
+    change(check, DOWN_AT, "up", "down")
+    change(check, UP_AT, "down", "up")
+
+    with django_assert_num_queries(2):  # the changes, and each check's oldest kept result
+        assert history(check).downtime == [Interval(DOWN_AT, UP_AT)]
