@@ -297,6 +297,9 @@ LOGGING = {
         # httpx logs every request line at INFO, URLs with their query strings: keep it quiet.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # A report's PDF: WeasyPrint logs each layout step and fontTools every glyph it keeps, at INFO.
+        "weasyprint": {"level": "WARNING"},
+        "fontTools": {"level": "WARNING"},
     },
 }
 
