@@ -23,8 +23,8 @@ def duration(seconds: int | None) -> str:
 
 @register.filter
 def ms(value: float | None) -> str:
-    """Return a response time in milliseconds, or an em dash for none."""
-    return "—" if value is None else f"{value:.0f} ms"
+    """Return a response time in whole milliseconds (the unit is in the column's title), or an em dash."""
+    return "—" if value is None else f"{value:.0f}"
 
 
 @register.filter
