@@ -27,9 +27,8 @@ from monitors.models import (
     ProbeResult,
     RegionState,
     Rollup,
-    StatusChange,
 )
-from monitors.selectors import maintenance_covering, maintenance_live
+from monitors.selectors import maintenance_covering, maintenance_live, uptime_history
 from probes.types import Status
 from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
 from statuspages.render import badges
@@ -53,7 +52,6 @@ CHART_HOURS = 24
 RECENT_INCIDENT_DAYS = 14
 # A history page is one year; more incidents than this in a year are cut (newest kept).
 MAX_HISTORY_INCIDENTS = 1000
-MEASURED = frozenset({Status.UP.value, Status.DEGRADED.value, Status.DOWN.value})
 
 
 # --- lookups -------------------------------------------------------------------------------------
@@ -168,6 +166,11 @@ def _components(page: StatusPage) -> list[Component]:
             "healthcheck__id",
             "healthcheck__status",
             "healthcheck__created_at",
+            # What monitors.selectors.uptime_history reads to bound downtime by the raw results.
+            "healthcheck__quorum",
+            "healthcheck__interval_seconds",
+            "healthcheck__recheck_count",
+            "healthcheck__recheck_delay_seconds",
         )
     )
 
@@ -196,50 +199,6 @@ def _incidents(
             ),
         )
     )
-
-
-def _history_intervals(
-    healthchecks: Sequence[Healthcheck], start: datetime, now: datetime
-) -> dict[int, tuple[list[Interval], list[Interval]]]:
-    """Return each healthcheck's downtime and measured intervals since ``start``, from its status changes.
-
-    The status at ``start`` is the first later change's ``from_status`` (or the current status
-    when nothing changed since); nothing before the check's creation counts as measured.
-    """
-    changes: dict[int, list[tuple[datetime, str, str]]] = defaultdict(list)
-    rows = (
-        StatusChange.objects.filter(
-            healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=now
-        )
-        .order_by("healthcheck_id", "at", "id")
-        .values_list("healthcheck_id", "at", "from_status", "to_status")
-    )
-    for hc_id, at, from_status, to_status in rows:
-        changes[hc_id].append((at, from_status, to_status))
-    result: dict[int, tuple[list[Interval], list[Interval]]] = {}
-    for hc in healthchecks:
-        own = changes.get(hc.id, [])
-        begin = max(start, hc.created_at)
-        status = own[0][1] if own else hc.status
-        down: list[Interval] = []
-        data: list[Interval] = []
-        cursor = begin
-        for at, _, to_status in [*own, (now, "", "")]:
-            at = max(at, begin)
-            if at > cursor:
-                if status in MEASURED:
-                    # Measured stretches join across up/down/degraded changes: one interval, not hundreds.
-                    if data and data[-1].end == cursor:
-                        data[-1] = Interval(data[-1].start, at)
-                    else:
-                        data.append(Interval(cursor, at))
-                if status == Status.DOWN.value:
-                    down.append(Interval(cursor, at))
-                cursor = at
-            if to_status:
-                status = to_status
-        result[hc.id] = (down, data)
-    return result
 
 
 def _maintenance(
@@ -445,7 +404,7 @@ def page_view(
     # The JSON needs only whether maintenance holds each component now; the bars, the 90 days.
     maintenance = _maintenance(healthchecks, page.organization_id, window_start if history else now, now)
     if history:
-        intervals = _history_intervals(healthchecks, window_start, now)
+        intervals = uptime_history(healthchecks=healthchecks, start=window_start, end=now)
         points = _points(ids, now)
         mcp = _mcp_details([c.healthcheck_id for c in components if c.show_mcp_details])
         window_incidents = _incidents(
@@ -466,13 +425,13 @@ def page_view(
         if not history:
             views.append(ComponentView(component, status, down.get(hc.id, 0)))
             continue
-        downtime, data = intervals[hc.id]
+        history_of = intervals[hc.id]
         bars = day_bars(
             now=now,
             time_zone=page.time_zone,
-            downtime=downtime,
+            downtime=history_of.downtime,
             maintenance=maintenance.get(hc.id, ()),
-            data=data,
+            data=history_of.measured,
             incidents=spans.get(component.id, ()),
         )
         views.append(
@@ -648,6 +607,11 @@ def component_by_badge_key(*, key: str, slug: str | None = None, host: str | Non
             "healthcheck__status",
             "healthcheck__created_at",
             "healthcheck__organization_id",
+            # What monitors.selectors.uptime_history reads to bound downtime by the raw results.
+            "healthcheck__quorum",
+            "healthcheck__interval_seconds",
+            "healthcheck__recheck_count",
+            "healthcheck__recheck_delay_seconds",
         )
         .annotate(regions_down=Coalesce(Subquery(down, output_field=IntegerField()), 0))
         .first()
@@ -682,10 +646,14 @@ def component_badge(*, component: Component, name: str, now: datetime) -> badges
     if name.startswith("uptime-") and name.removeprefix("uptime-") in PERIODS:
         period = name.removeprefix("uptime-")
         start = now - PERIODS[period]
-        downtime, data = _history_intervals([hc], start, now)[hc.id]
+        history = uptime_history(healthchecks=[hc], start=start, end=now)[hc.id]
         maintenance = _maintenance([hc], hc.organization_id, start, now)
         uptime = rolling_uptime(
-            now=now, period=period, downtime=downtime, maintenance=maintenance.get(hc.id, ()), data=data
+            now=now,
+            period=period,
+            downtime=history.downtime,
+            maintenance=maintenance.get(hc.id, ()),
+            data=history.measured,
         )
         return badges.uptime_badge(period, uptime)
     if name == "response-time":

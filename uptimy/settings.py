@@ -76,6 +76,7 @@ INSTALLED_APPS = [
     "monitors",
     "alerts",
     "statuspages",
+    "reports",
 ]
 
 MIDDLEWARE = [
@@ -206,6 +207,13 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "draft-incidents": {"task": "statuspages.draft_incidents", "schedule": UPTIMY_TICK_SECONDS},
     "notify-subscribers": {"task": "statuspages.notify_subscribers", "schedule": UPTIMY_TICK_SECONDS},
     "tidy-subscribers": {"task": "statuspages.tidy_subscribers", "schedule": 3600.0},
+    # Hourly, not a crontab on the 1st: the task sends last month's report once per organization
+    # (MonthlyReportSent), so a run on the 1st sends it and a process down that day catches up.
+    "send-monthly-reports": {
+        "task": "reports.send_monthly",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    },
 }
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
@@ -309,6 +317,9 @@ LOGGING = {
         # httpx logs every request line at INFO, URLs with their query strings: keep it quiet.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # A report's PDF: WeasyPrint logs each layout step and fontTools every glyph it keeps, at INFO.
+        "weasyprint": {"level": "WARNING"},
+        "fontTools": {"level": "WARNING"},
     },
 }
 
