@@ -92,7 +92,9 @@ def test_an_update_lists_each_changed_field(extra, have, expected):
 
 
 def test_an_update_sends_only_the_changed_fields_and_the_whole_config_with_header_values():
-    [monitor] = monitors(DOCS + "  interval: 120\n  config: {minTools: 1, headers: {X-Key: '${K}'}}\n", env={"K": "v"})
+    [monitor] = monitors(
+        DOCS + "  interval: 120\n  config: {minTools: 1, headers: {X-Key: '${K}'}}\n", env={"K": "v"}
+    )
     plan = make_plan([monitor], [current(config={"headers": {"X-Key": MASK}})])
 
     update = plan.updates[0]

@@ -175,14 +175,18 @@ def test_the_other_api_fields_map_to_the_api_names():
             "(it frames the request or is hop-by-hop); it can't be configured",
             id="forbidden-header",
         ),
-        pytest.param("", "monitors.yaml: the file is empty; write `monitors:` and a list of monitors", id="empty"),
+        pytest.param(
+            "", "monitors.yaml: the file is empty; write `monitors:` and a list of monitors", id="empty"
+        ),
         pytest.param(
             "monitors: [\n",
             "monitors.yaml:2:1: not valid YAML: while parsing a flow node expected the node content, "
             "but found '<stream end>'",
             id="not-yaml",
         ),
-        pytest.param("servers: []\n", "monitors.yaml:1:1: servers: unknown field; the file has one: monitors", id="top"),
+        pytest.param(
+            "servers: []\n", "monitors.yaml:1:1: servers: unknown field; the file has one: monitors", id="top"
+        ),
     ],
 )
 def test_a_bad_file_is_refused_at_the_line_and_column_of_the_field(text, expected):

@@ -17,12 +17,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
 
-import yaml
-
 from probes.checks import check_kind
 from probes.config import ConfigError
 from uptimy.ctl import CTL_VERSION, credentials, export
-from uptimy.ctl.client import Api, ApiError, Unreachable, summary
+from uptimy.ctl.client import Api, ApiError, Unreachable
 from uptimy.ctl.plan import Change, Plan, PlanRefused, Update, make_plan
 from uptimy.ctl.spec import MASK, Monitor, Problem, Spec, SpecInvalid, load
 
@@ -80,10 +78,7 @@ def cmd_version(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 def cmd_login(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     api_url = args.api_url or env.get(credentials.URL_VARIABLE) or credentials.DEFAULT_API_URL
     # Never from the command line: it would stay in the shell's history and show in `ps`.
-    if sys.stdin.isatty():
-        key = getpass.getpass("API key (upt_…): ")
-    else:
-        key = sys.stdin.readline()
+    key = getpass.getpass("API key (upt_…): ") if sys.stdin.isatty() else sys.stdin.readline()
     key = key.strip()
     if not key:
         raise Usage("no API key given on standard input")
@@ -109,7 +104,7 @@ def cmd_get(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if args.output == "json":
         print(json.dumps(healthchecks, indent=2, ensure_ascii=False))
     elif args.output == "yaml":
-        print(yaml.safe_dump({"monitors": export.entries(healthchecks)}, sort_keys=False, allow_unicode=True), end="")
+        print(export.to_yaml({"monitors": export.entries(healthchecks)}), end="")
     else:
         rows = [
             (
@@ -179,7 +174,12 @@ def cmd_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     api, _ = _api(env)
     with api:
         created = api.create(
-            {"name": f"uptimyctl check {args.url}"[:200], "type": "mcp", "config": config, "tags": [CHECK_TAG]}
+            {
+                "name": f"uptimyctl check {args.url}"[:200],
+                "type": "mcp",
+                "config": config,
+                "tags": [CHECK_TAG],
+            }
         )
         try:
             results = api.run(str(created["id"]))
@@ -221,7 +221,9 @@ def _plan_and_apply(args: argparse.Namespace, env: Mapping[str, str], *, apply: 
     api, _ = _api(env)
     with api:
         try:
-            plan = make_plan(spec.monitors, api.healthchecks(), prune=args.prune, send_headers=args.send_headers)
+            plan = make_plan(
+                spec.monitors, api.healthchecks(), prune=args.prune, send_headers=args.send_headers
+            )
         except PlanRefused as exc:
             return _refused(report, exc.problems, filename, as_json)
         report["plan"] = _plan_json(plan)
@@ -242,7 +244,11 @@ def _plan_and_apply(args: argparse.Namespace, env: Mapping[str, str], *, apply: 
 
 
 def _apply(api: Api, plan: Plan, spec: Spec, filename: str, *, quiet: bool) -> dict[str, Any]:
-    """Carry the plan out one monitor at a time; a refusal is reported and the rest goes on."""
+    """Carry the plan out one monitor at a time: creates, updates, then deletes.
+
+    A monitor the API refuses is reported at its line and the rest goes on; an API that can't be
+    reached, fails or refuses the key stops the run, and what was not tried is listed as such.
+    """
     applied: dict[str, list[str]] = {"created": [], "updated": [], "deleted": []}
     failed: list[dict[str, Any]] = []
 
@@ -278,6 +284,10 @@ def _apply(api: Api, plan: Plan, spec: Spec, filename: str, *, quiet: bool) -> d
                 print(f"failed to {action} {name}:", file=sys.stderr)
                 for error in errors:
                     print(f"  {error}", file=sys.stderr)
+            # A refusal of this monitor (400, 404, 409) leaves the others to try; an API that is
+            # gone, failing or refusing the key would refuse them all: stop.
+            if not isinstance(exc, ApiError) or exc.status >= 500 or exc.status in (401, 403):
+                break
     done_names = {n for names in applied.values() for n in names}
     failed_names = {f["name"] for f in failed}
     not_applied = [name for _, name, _, _ in steps if name not in done_names and name not in failed_names]
@@ -299,7 +309,9 @@ def _refused(report: dict[str, Any], problems: list[Problem], filename: str, as_
     else:
         for line in lines:
             print(line, file=sys.stderr)
-        print(f"{len(lines)} problem{'s' * (len(lines) != 1)} in {filename}; nothing was sent.", file=sys.stderr)
+        print(
+            f"{len(lines)} problem{'s' * (len(lines) != 1)} in {filename}; nothing was sent.", file=sys.stderr
+        )
     return FAILED
 
 
@@ -311,7 +323,9 @@ def _shown(change: Change, value: Any) -> str:
 
 def _print_plan(plan: Plan, filename: str, api_url: str) -> None:
     if not plan.has_changes:
-        print(f"No changes: {len(plan.unchanged)} monitor{'s' * (len(plan.unchanged) != 1)} match {filename}.")
+        print(
+            f"No changes: {len(plan.unchanged)} monitor{'s' * (len(plan.unchanged) != 1)} match {filename}."
+        )
     else:
         print(
             f"Plan for {filename} on {api_url}: {len(plan.creates)} to create, {len(plan.updates)} to update, "
@@ -325,11 +339,15 @@ def _print_plan(plan: Plan, filename: str, api_url: str) -> None:
         for update in plan.updates:
             print(f"  ~ update {update.monitor.name}")
             for change in update.changes:
-                print(f"      {change.field}: {_shown(change, change.before)} → {_shown(change, change.after)}")
+                print(
+                    f"      {change.field}: {_shown(change, change.before)} → {_shown(change, change.after)}"
+                )
         for delete in plan.deletes:
             print(f"  - delete {delete.name} ({delete.id})")
     if plan.unmanaged:
-        print(f"Not in {filename}, left as they are (--prune deletes them): {', '.join(sorted(plan.unmanaged))}")
+        print(
+            f"Not in {filename}, left as they are (--prune deletes them): {', '.join(sorted(plan.unmanaged))}"
+        )
 
 
 def _print_summary(outcome: dict[str, Any]) -> None:
@@ -352,7 +370,8 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
     return {
         "create": [{"name": c.monitor.name, "fields": c.monitor.fields} for c in plan.creates],
         "update": [
-            {"name": u.monitor.name, "id": u.id, "changes": [change(c) for c in u.changes]} for u in plan.updates
+            {"name": u.monitor.name, "id": u.id, "changes": [change(c) for c in u.changes]}
+            for u in plan.updates
         ],
         "delete": [{"name": d.name, "id": d.id} for d in plan.deletes],
         "unchanged": plan.unchanged,
@@ -388,7 +407,10 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], out: TextIO | N
     out = out or sys.stdout
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=False)]
     for row in (header, *rows):
-        print("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(), file=out)
+        print(
+            "  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip(),
+            file=out,
+        )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -415,10 +437,16 @@ def _parser() -> argparse.ArgumentParser:
             sub.add_argument("--dry-run", action="store_true", help="show the plan, change nothing")
         sub.add_argument("--prune", action="store_true", help="delete monitors the file doesn't name")
         sub.add_argument(
-            "--detailed-exitcode", action="store_true", help="exit 3 when the plan has changes (with --dry-run)"
+            "--detailed-exitcode",
+            action="store_true",
+            help="exit 3 when the plan has changes (with --dry-run)",
         )
         sub.add_argument("--output", "-o", choices=("text", "json"), default="text")
-        sub.add_argument("--ci", action="store_true", help="CI mode (also when $CI is set): literal header values are errors")
+        sub.add_argument(
+            "--ci",
+            action="store_true",
+            help="CI mode (also when $CI is set): literal header values are errors",
+        )
         sub.add_argument(
             "--send-headers",
             action="store_true",
@@ -438,6 +466,8 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("-o", "--output", choices=("text", "json"), default="text")
     command("status", cmd_status, "One line per monitor: its status, name, target and cause.")
     login = command("login", cmd_login, "Save an API key (read from standard input) for later commands.")
-    login.add_argument("--api-url", help=f"default ${credentials.URL_VARIABLE} or {credentials.DEFAULT_API_URL}")
+    login.add_argument(
+        "--api-url", help=f"default ${credentials.URL_VARIABLE} or {credentials.DEFAULT_API_URL}"
+    )
     command("version", cmd_version, "Print uptimyctl's version.")
     return parser

@@ -79,7 +79,9 @@ class Api:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def request(self, method: str, path: str, *, json: object = None, timeout: httpx.Timeout | None = None) -> Any:
+    def request(
+        self, method: str, path: str, *, json: object = None, timeout: httpx.Timeout | None = None
+    ) -> Any:
         try:
             response = self._http.request(method, path, json=json, timeout=timeout or TIMEOUT)
         except httpx.HTTPError as exc:

@@ -40,17 +40,41 @@ def file_config(healthcheck: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _Dumper(yaml.SafeDumper):
+    """Write as the product text does: list items indented under their key, short lists on one line."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+def _list(dumper: yaml.SafeDumper, items: list[Any]) -> yaml.Node:
+    scalars = all(isinstance(item, str | int | float | bool) or item is None for item in items)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", items, flow_style=scalars)
+
+
+_Dumper.add_representer(list, _list)
+
+
+def to_yaml(data: Any) -> str:
+    """Return ``data`` as block YAML in the file's style, keys in the order given."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
+
+
 def entries(healthchecks: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [F.file_entry(hc, config=file_config(hc)) for hc in sorted(healthchecks, key=lambda hc: hc["name"])]
+    return [
+        F.file_entry(hc, config=file_config(hc)) for hc in sorted(healthchecks, key=lambda hc: hc["name"])
+    ]
 
 
 def dump(healthchecks: list[dict[str, Any]], *, source: str) -> str:
     """Return the monitors file of ``healthchecks``, with a comment saying where it came from."""
-    body = yaml.safe_dump(
-        {"monitors": entries(healthchecks)}, sort_keys=False, allow_unicode=True, default_flow_style=None
-    )
+    body = to_yaml({"monitors": entries(healthchecks)})
     variables = sorted(
-        {ref[2:-1] for hc in entries(healthchecks) for ref in hc.get("config", {}).get("headers", {}).values()}
+        {
+            ref[2:-1]
+            for hc in entries(healthchecks)
+            for ref in hc.get("config", {}).get("headers", {}).values()
+        }
     )
     lines = [f"# Exported by uptimyctl from {source}."]
     if variables:

@@ -53,7 +53,9 @@ BY_NAME = {field.name: field for field in FIELDS}
 REQUIRED = ("name", "type", "target")
 # The API fields a monitor entry sets besides name, type and config, compared and sent one by one.
 PLAIN_API_FIELDS = tuple(
-    field.api for field in FIELDS if field.api is not None and field.api not in ("name", "type", "config.uri", "config")
+    field.api
+    for field in FIELDS
+    if field.api is not None and field.api not in ("name", "type", "config.uri", "config")
 )
 # Fields compared as sets: the API answers them sorted.
 SET_FIELDS = frozenset({"regions", "tags"})

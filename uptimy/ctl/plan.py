@@ -172,7 +172,9 @@ def _refuse_unresolved(
             )
 
 
-def compare(monitor: Monitor, current: dict[str, Any], *, send_headers: bool) -> tuple[list[Change], list[str]]:
+def compare(
+    monitor: Monitor, current: dict[str, Any], *, send_headers: bool
+) -> tuple[list[Change], list[str]]:
     """Return the changes from ``current`` to ``monitor``, and the API fields a PATCH must send."""
     changes: list[Change] = []
     send: list[str] = []
@@ -180,10 +182,7 @@ def compare(monitor: Monitor, current: dict[str, Any], *, send_headers: bool) ->
         if api_field == "config":
             continue
         have = current.get("type_name") if api_field == "type" else current.get(api_field)
-        if api_field in F.SET_FIELDS:
-            same = sorted(have or []) == sorted(wanted)
-        else:
-            same = have == wanted
+        same = sorted(have or []) == sorted(wanted) if api_field in F.SET_FIELDS else have == wanted
         if not same:
             changes.append(Change(api_field, have, wanted))
             send.append(api_field)

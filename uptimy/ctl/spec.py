@@ -243,7 +243,12 @@ class _Reader:
             self.problem(_join(path, "type"), _sentence(str(exc)), key_nodes["type"])
             return None
         monitor = Monitor(
-            index=index, name=values["name"], key=values.get("key"), type_name=kind.name, fields={}, places=places
+            index=index,
+            name=values["name"],
+            key=values.get("key"),
+            type_name=kind.name,
+            fields={},
+            places=places,
         )
         monitor.fields["name"] = values["name"]
         monitor.fields["type"] = kind.name
@@ -261,7 +266,9 @@ class _Reader:
             return value
         if shape == F.WHOLE and isinstance(value, int) and not isinstance(value, bool):
             return value
-        if shape == F.WHOLE_OR_NULL and (value is None or (isinstance(value, int) and not isinstance(value, bool))):
+        if shape == F.WHOLE_OR_NULL and (
+            value is None or (isinstance(value, int) and not isinstance(value, bool))
+        ):
             return value
         if shape == F.BOOLEAN and isinstance(value, bool):
             return value
@@ -278,7 +285,9 @@ class _Reader:
         self.problem(path, expected, node)
         return _BAD
 
-    def config(self, monitor: Monitor, kind: Any, values: dict[str, Any], nodes: dict[str, yaml.Node]) -> None:
+    def config(
+        self, monitor: Monitor, kind: Any, values: dict[str, Any], nodes: dict[str, yaml.Node]
+    ) -> None:
         """Check the config with the check type's own parser; keep its API shape and the header values."""
         path = monitor.path
         config_node = nodes.get("config")
@@ -289,9 +298,13 @@ class _Reader:
                 key_places[key] = _place(_join(path, f"config.{key}"), key_node)
                 if key == "headers" and isinstance(value_node, yaml.MappingNode):
                     for name, name_node, _ in self.mapping(value_node, _join(path, "config.headers")) or []:
-                        key_places[f"headers.{name}"] = _place(_join(path, f"config.headers.{name}"), name_node)
+                        key_places[f"headers.{name}"] = _place(
+                            _join(path, f"config.headers.{name}"), name_node
+                        )
         if F.URI_KEY in raw:
-            self.problems.append(_from_place(key_places[F.URI_KEY], "write the URL as the monitor's `target`"))
+            self.problems.append(
+                _from_place(key_places[F.URI_KEY], "write the URL as the monitor's `target`")
+            )
             return
         for key, place in key_places.items():
             monitor.places[f"config.{key}"] = place
@@ -328,7 +341,9 @@ class _Reader:
                 else:
                     self.warnings.append(_from_place(place, message))
             elif "${" in _REFERENCE.sub("", template):
-                self.problems.append(_from_place(place, "a `${` that is no reference: write ${NAME}, a letter or _ first"))
+                self.problems.append(
+                    _from_place(place, "a `${` that is no reference: write ${NAME}, a letter or _ first")
+                )
                 continue
             missing = [ref for ref in names if ref not in self.env]
             if missing:
@@ -362,7 +377,14 @@ def load(text: str, *, env: Mapping[str, str], ci: bool = False) -> Spec:
         mark = exc.problem_mark or exc.context_mark
         message = " ".join(part for part in (exc.context, exc.problem) if part) or "not valid YAML"
         raise SpecInvalid(
-            [Problem("", f"not valid YAML: {message}", mark.line + 1 if mark else None, mark.column + 1 if mark else None)]
+            [
+                Problem(
+                    "",
+                    f"not valid YAML: {message}",
+                    mark.line + 1 if mark else None,
+                    mark.column + 1 if mark else None,
+                )
+            ]
         ) from None
     except yaml.YAMLError as exc:
         raise SpecInvalid([Problem("", f"not valid YAML: {exc}")]) from None
