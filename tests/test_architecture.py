@@ -23,6 +23,7 @@ PURE_MAINTENANCE = "The maintenance-window rules are pure"
 NO_TESTS = "Product code never imports the tests"
 CHANNELS = "Channel senders (alerts.channels) are pure"
 PAGES = "Status page rules and renderers (statuspages.render) are pure"
+CTL = "uptimyctl (uptimy.ctl) is an API client"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -46,7 +47,7 @@ def broken_contracts(report: str) -> list[str]:
     lines = [line for line in report.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", line)]
     return [
         name
-        for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, PAGES, NO_TESTS)
+        for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, PAGES, NO_TESTS, CTL)
         if any(line.startswith(name) for line in lines)
     ]
 
@@ -72,9 +73,9 @@ def test_the_tree_keeps_every_contract(tree):
 @pytest.mark.parametrize(
     ("module", "statement", "contracts"),
     [
-        # The channel senders and the page renderers stand on the engine's types: an impure engine
-        # makes them impure too.
-        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES]),
+        # The channel senders, the page renderers and uptimyctl stand on the engine's types: an
+        # impure engine makes them impure too.
+        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, CTL]),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
         ("monitors/rules.py", "import uptimy.celery", [FLOORS]),
@@ -92,6 +93,11 @@ def test_the_tree_keeps_every_contract(tree):
         ("statuspages/render/etag.py", "import uptimy.settings", [FLOORS, PAGES]),
         ("statuspages/render/strip.py", "import celery", [PAGES]),
         ("monitors/maintenance.py", "import django.db", [PURE_MAINTENANCE]),
+        # uptimyctl is a client of the API: Django, the ORM or the server's settings break it.
+        ("uptimy/ctl/plan.py", "import monitors.models", [CTL]),
+        ("uptimy/ctl/client.py", "import django.conf", [CTL]),
+        ("uptimy/ctl/spec.py", "import uptimy.settings", [CTL]),
+        ("uptimy/ctl/cli.py", "import statuspages", [CTL]),
     ],
 )
 def test_an_upward_import_breaks_the_build(tree, module, statement, contracts):

@@ -403,7 +403,7 @@ def _api(env: Mapping[str, str]) -> tuple[Api, credentials.Credentials]:
     return Api(found.api_url, found.key), found
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]], out: TextIO | None = None) -> None:
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], out: TextIO | None = None) -> None:
     out = out or sys.stdout
     widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows, strict=False)]
     for row in (header, *rows):

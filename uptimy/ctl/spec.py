@@ -141,7 +141,7 @@ class _Reader:
             self.problem(path, "must be a mapping (key: value lines)", node)
             return None
         seen: dict[str, yaml.Node] = {}
-        out = []
+        out: list[tuple[str, yaml.Node, yaml.Node]] = []
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != _STR:
                 self.problem(path, "keys must be plain text", key_node)
