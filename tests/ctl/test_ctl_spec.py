@@ -238,3 +238,14 @@ def test_a_bad_header_value_is_named_without_echoing_the_secret():
     assert "monitors[1].config.headers.Authorization" in found[0]
     assert "xyzzy" not in found[0]
     assert "plugh" not in found[0]
+
+
+def test_a_file_of_nested_aliases_is_refused_before_it_expands():
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)
+    )
+    text = laughs + "monitors:\n  - name: A\n    type: mcp\n    target: https://a.example/\n    tags: *i\n"
+
+    found = problems(text)
+
+    assert any("expands to more than 100000 values" in line for line in found)

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from probes.checks import check_kind
 from probes.config import ConfigError
@@ -27,6 +28,7 @@ from uptimy.ctl.spec import MASK, Monitor, Problem, Spec, SpecInvalid, load
 OK, FAILED, USAGE, CHANGES = 0, 1, 2, 3
 CI_VARIABLES = ("CI",)  # set by GitHub Actions, GitLab CI, CircleCI, Buildkite, …
 CHECK_TAG = "uptimyctl-check"
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class Usage(Exception):
@@ -399,6 +401,12 @@ def _api(env: Mapping[str, str]) -> tuple[Api, credentials.Credentials]:
         raise Usage(
             f"no API key: set {credentials.KEY_VARIABLE}, or run `uptimyctl login` "
             f"(it saves one to {credentials.config_path(env)})"
+        )
+    if urlsplit(found.api_url).scheme == "http" and urlsplit(found.api_url).hostname not in LOOPBACK:
+        print(
+            f"warning: {found.api_url} is plain HTTP: the API key and header values cross the network "
+            "unencrypted; use https://",
+            file=sys.stderr,
         )
     return Api(found.api_url, found.key), found
 

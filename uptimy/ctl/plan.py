@@ -91,7 +91,7 @@ def make_plan(
     for monitor in monitors:
         found = _match(monitor, by_id, by_name, problems)
         if found is None:
-            if found is None and not any(p.path.startswith(monitor.path) for p in problems):
+            if not any(p.path == monitor.path or p.path.startswith(f"{monitor.path}.") for p in problems):
                 _refuse_unresolved(monitor, problems, creating=True)
                 plan.creates.append(Create(monitor))
             continue

@@ -28,6 +28,9 @@ _FLOAT = "tag:yaml.org,2002:float"
 _BOOL = "tag:yaml.org,2002:bool"
 _NULL = "tag:yaml.org,2002:null"
 _STR = "tag:yaml.org,2002:str"
+# Nodes one file may expand to: aliases repeat a node without repeating its text, and a few
+# lines of nested aliases would otherwise expand to billions of values.
+MAX_NODES = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,7 @@ class _Reader:
         self.ci = ci
         self.problems: list[Problem] = []
         self.warnings: list[Problem] = []
+        self.budget = MAX_NODES
 
     def problem(self, path: str, message: str, node: yaml.Node | None) -> None:
         self.problems.append(_at(path, message, node))
@@ -157,6 +161,11 @@ class _Reader:
 
     def plain(self, node: yaml.Node, path: str) -> Any:
         """Return a node as plain Python values (lists, dicts, scalars)."""
+        self.budget -= 1
+        if self.budget < 0:
+            raise SpecInvalid(
+                [_at(path, f"the file expands to more than {MAX_NODES} values (aliases?)", node)]
+            )
         if isinstance(node, yaml.ScalarNode):
             return _scalar(node)
         if isinstance(node, yaml.SequenceNode):
