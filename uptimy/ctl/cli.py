@@ -189,19 +189,26 @@ def cmd_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             api.delete(str(created["id"]))
     if args.output == "json":
         print(json.dumps(results, indent=2, ensure_ascii=False))
-    for result in results if args.output != "json" else []:
-        server = result.get("server") or {}
-        line = f"{result['region']:<12} {result['status']:<9} {result.get('total_ms') or (result.get('timings') or {}).get('total_ms')} ms"
-        if server:
-            line += f"  server {server.get('name')} {server.get('version')}"
-        if result.get("tool_count") is not None:
-            line += f"  {result['tool_count']} tools"
-        if result.get("access"):
-            line += f"  access {result['access']}"
-        if result.get("reason"):
-            line += f"  {result['reason']}"
-        print(line)
+    else:
+        for result in sorted(results, key=lambda r: r["region"]):
+            print(_result_line(result))
     return OK if results and all(r["status"] in ("up", "degraded") for r in results) else FAILED
+
+
+def _result_line(result: dict[str, Any]) -> str:
+    """Return one region's result of a check in a line: status, time, server, tools, access, reason."""
+    total = (result.get("timings") or {}).get("total_ms")
+    parts = [f"{result['region']:<12} {result['status']:<9}", f"{total:.0f} ms" if total is not None else "-"]
+    server = result.get("server") or {}
+    if server:
+        parts.append(f"server {server.get('name')} {server.get('version')}".rstrip())
+    if result.get("tool_count") is not None:
+        parts.append(f"{result['tool_count']} tools")
+    if result.get("access"):
+        parts.append(f"access {result['access']}")
+    if result.get("reason"):
+        parts.append(str(result["reason"]))
+    return "  ".join(parts)
 
 
 # --- apply and diff -----------------------------------------------------------------------------
