@@ -224,15 +224,31 @@ def test_a_literal_header_is_a_warning_and_in_ci_mode_an_error(ctl, uptimy, monk
     assert "pasted-key" not in refused[2] + warned[1] + warned[2]
 
 
+def test_the_apis_limits_and_the_plans_are_checked_before_anything_is_sent(ctl, uptimy, tmp_path):
+    over = MONITORS.replace("interval: 5m", "interval: 10s\n    recheck_count: 9").replace(
+        "regions: [eu-west, us-east]", "regions: [eu-west, atlantis]"
+    )
+
+    code, _, err = ctl("apply", "-f", "FILE", file=over)
+
+    path = tmp_path / "monitors.yaml"
+    assert code == 1
+    assert f"{path}:16:5: monitors[2].interval: must be ≥ 30 seconds on the Paid plan" in err
+    assert f"{path}:17:5: monitors[2].recheck_count: must be ≤ 5" in err
+    assert f"{path}:18:5: monitors[2].regions: the Paid plan doesn't allow atlantis" in err
+    assert names(uptimy) == []
+
+
 def test_a_partial_failure_reports_what_was_and_was_not_applied(ctl, uptimy, tmp_path):
-    failing = MONITORS.replace("regions: [eu-west, us-east]", "regions: [eu-west, atlantis]")
+    """Repeated tags pass every published limit; the API's 400 is shown at the field's line."""
+    failing = MONITORS.replace("tags: [web]", "tags: [web, web]")
 
     code, out, err = ctl("apply", "-f", "FILE", file=failing)
 
     assert code == 1
     assert "created Docs MCP (" in out
     assert "Applied: 2 created, 0 updated, 0 deleted; failed: create Homepage." in out
-    assert f"{tmp_path / 'monitors.yaml'}:17:5: monitors[2].regions: Your plan doesn't allow atlantis" in err
+    assert f"{tmp_path / 'monitors.yaml'}:18:5: monitors[2].tags: Tags must be unique." in err
     assert names(uptimy) == ["Docs MCP", "Docs MCP tools"]
 
 

@@ -22,6 +22,7 @@ from probes.checks import check_kind
 from probes.config import ConfigError
 from uptimy.ctl import CTL_VERSION, credentials, export
 from uptimy.ctl.client import Api, ApiError, Unreachable
+from uptimy.ctl.limits import Limits
 from uptimy.ctl.plan import Change, Plan, PlanRefused, Update, make_plan
 from uptimy.ctl.spec import MASK, Monitor, Problem, Spec, SpecInvalid, load
 
@@ -229,12 +230,16 @@ def _plan_and_apply(args: argparse.Namespace, env: Mapping[str, str], *, apply: 
             print(f"warning: {warning.render(filename)}", file=sys.stderr)
     api, _ = _api(env)
     with api:
+        limits = Limits.fetch(api)
+        current = api.healthchecks()
+        problems = limits.problems(spec.monitors)
         try:
-            plan = make_plan(
-                spec.monitors, api.healthchecks(), prune=args.prune, send_headers=args.send_headers
-            )
+            plan = make_plan(spec.monitors, current, prune=args.prune, send_headers=args.send_headers)
         except PlanRefused as exc:
-            return _refused(report, exc.problems, filename, as_json)
+            return _refused(report, problems + exc.problems, filename, as_json)
+        too_many = limits.count_problem(after=len(current) + len(plan.creates) - len(plan.deletes))
+        if problems or too_many:
+            return _refused(report, problems + ([too_many] if too_many else []), filename, as_json)
         report["plan"] = _plan_json(plan)
         report["changes"] = plan.has_changes
         if not as_json:
