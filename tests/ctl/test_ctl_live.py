@@ -207,6 +207,20 @@ def test_a_bad_file_is_refused_and_nothing_is_sent(ctl, uptimy, tmp_path, text, 
     assert names(uptimy) == []
 
 
+def test_a_plan_without_a_secret_warns_and_apply_refuses_sending_nothing(ctl, uptimy, monkeypatch, tmp_path):
+    monkeypatch.delenv("DOCS_MCP_KEY")
+
+    planned = ctl("diff", "-f", "FILE", "--detailed-exitcode", file=MONITORS)
+    applied = ctl("apply", "-f", "FILE")
+
+    where = f"{tmp_path / 'monitors.yaml'}:12:9: monitors[1].config.headers.Authorization"
+    assert planned[0] == 3
+    assert f"warning: {where}: the environment variable DOCS_MCP_KEY is not set" in planned[2]
+    assert applied[0] == 1
+    assert f"{where}: the environment variable DOCS_MCP_KEY is not set" in applied[2]
+    assert names(uptimy) == []
+
+
 def test_a_literal_header_is_a_warning_and_in_ci_mode_an_error(ctl, uptimy, monkeypatch):
     literal = MONITORS.replace("Bearer ${DOCS_MCP_KEY}", "Bearer pasted-key")
 

@@ -138,11 +138,6 @@ def test_monitors_the_file_does_not_name_are_left_unless_pruned():
             [current()],
             f"no monitor of the organization has the id '{ID_B}'",
         ),
-        (
-            DOCS + "  config: {headers: {X-Key: '${UNSET_K}'}}\n",
-            [],
-            "the environment variable UNSET_K is not set, and there is no stored value to keep",
-        ),
     ],
 )
 def test_a_plan_that_cannot_be_made_is_refused_naming_the_entry(body, have, message):
@@ -150,3 +145,18 @@ def test_a_plan_that_cannot_be_made_is_refused_naming_the_entry(body, have, mess
         make_plan(monitors(body), have)
 
     assert any(message in p.message for p in refused.value.problems)
+
+
+@pytest.mark.parametrize(
+    ("have", "missing"),
+    [
+        ([], True),  # a create has no stored value to keep
+        ([current(config={"headers": {"X-Key": MASK}})], False),  # the stored value is kept
+        ([current()], True),  # a header the monitor doesn't store yet
+    ],
+)
+def test_an_unset_header_variable_is_missing_unless_a_stored_value_stands_in(have, missing):
+    plan = make_plan(monitors(DOCS + "  config: {headers: {X-Key: '${UNSET_K}'}}\n"), have)
+
+    assert bool(plan.missing_secrets) is missing
+    assert all("UNSET_K is not set" in p.message for p in plan.missing_secrets)

@@ -238,8 +238,16 @@ def _plan_and_apply(args: argparse.Namespace, env: Mapping[str, str], *, apply: 
         except PlanRefused as exc:
             return _refused(report, problems + exc.problems, filename, as_json)
         too_many = limits.count_problem(after=len(current) + len(plan.creates) - len(plan.deletes))
-        if problems or too_many:
-            return _refused(report, problems + ([too_many] if too_many else []), filename, as_json)
+        if too_many:
+            problems.append(too_many)
+        if apply:
+            problems += plan.missing_secrets
+        if problems:
+            return _refused(report, problems, filename, as_json)
+        report["warnings"] += [p.render(filename) for p in plan.missing_secrets]
+        if not as_json:
+            for missing in plan.missing_secrets:
+                print(f"warning: {missing.render(filename)} (apply needs it)", file=sys.stderr)
         report["plan"] = _plan_json(plan)
         report["changes"] = plan.has_changes
         if not as_json:

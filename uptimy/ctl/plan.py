@@ -63,6 +63,9 @@ class Plan:
     unchanged: list[str] = field(default_factory=list)
     # Monitors of the organization the file doesn't name, left alone without --prune.
     unmanaged: list[str] = field(default_factory=list)
+    # Header references whose variables are unset where no stored value can stand in: the plan
+    # shows what would change, but applying it needs them (a CI plan may run without secrets).
+    missing_secrets: list[Problem] = field(default_factory=list)
 
     @property
     def has_changes(self) -> bool:
@@ -92,7 +95,7 @@ def make_plan(
         found = _match(monitor, by_id, by_name, problems)
         if found is None:
             if not any(p.path == monitor.path or p.path.startswith(f"{monitor.path}.") for p in problems):
-                _refuse_unresolved(monitor, problems, creating=True)
+                _refuse_unresolved(monitor, plan.missing_secrets, creating=True)
                 plan.creates.append(Create(monitor))
             continue
         if str(found["id"]) in matched:
@@ -102,7 +105,7 @@ def make_plan(
             )
             continue
         matched.add(str(found["id"]))
-        _refuse_unresolved(monitor, problems, creating=False, current=found)
+        _refuse_unresolved(monitor, plan.missing_secrets, creating=False, current=found)
         changes, send = compare(monitor, found, send_headers=send_headers)
         if changes:
             plan.updates.append(Update(monitor, found, changes, send))
