@@ -8,6 +8,9 @@ urlpatterns = [
     path("", views.page, name="page"),
     path("history/", views.history, name="history"),
     path("login/", views.login, name="login"),
+    path("subscribe/", views.subscribe, name="subscribe"),
+    path("subscribe/confirm/<str:token>/", views.confirm, name="subscribe-confirm"),
+    path("unsubscribe/<str:token>/", views.unsubscribe, name="unsubscribe"),
     *(
         path(f"api/v2/{endpoint}.json", views.public_json, {"endpoint": endpoint}, name=f"api-{endpoint}")
         for endpoint in views.ENDPOINTS

@@ -19,9 +19,11 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_http_methods
 
+from monitors.errors import ServiceError
 from statuspages import selectors, services
 from statuspages.cache import HTML_SECONDS, html_key
 from statuspages.models import StatusPage
@@ -30,6 +32,7 @@ from statuspages.render.chart import response_time_svg
 from statuspages.render.etag import etag_matches, json_body, strong_etag
 from statuspages.render.strip import uptime_strip_svg
 from statuspages.render.vocabulary import ComponentStatus
+from statuspages.services.subscribers import unsubscribe_token_valid
 
 STATUS_LABELS = {
     ComponentStatus.OPERATIONAL: "Operational",
@@ -271,3 +274,112 @@ def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) ->
     else:
         response["Cache-Control"] = f"public, max-age={JSON_MAX_AGE}"
     return _cors(response)
+
+
+# --- subscribers ---------------------------------------------------------------------------------
+
+# Subscribe tries per client address and page in LOGIN_WINDOW seconds: a form can't mail-bomb.
+SUBSCRIBE_TRIES = 10
+
+
+def _subscription_page(
+    request: HttpRequest, where: Where, *, heading: str, message: str, status: int = 200, **form: Any
+) -> HttpResponse:
+    context = {"where": where, "page": where.page, "heading": heading, "message": message, **form}
+    response = render(request, "statuspages/subscription.html", context, status=status)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def subscribe(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+    """Show the subscribe form (no JavaScript; CSRF), and subscribe the address posted: the answer never tells whether it was there."""
+    where = _where(request, slug)
+    if not _may_read(request, where.page):
+        return HttpResponseRedirect(where.prefix + "login/")
+    components = list(where.page.components.order_by("position", "id"))
+    context: dict[str, Any] = {"where": where, "page": where.page, "components": components, "email": ""}
+    status = 200
+    if request.method == "POST":
+        key = f"statuspages:subscribe:{where.page.public_id.hex}:{_client(request)}"
+        tries = cache.get_or_set(key, 0, LOGIN_WINDOW) or 0
+        if tries >= SUBSCRIBE_TRIES:
+            context["locked"] = True
+            status = 429
+        else:
+            try:
+                cache.incr(key)
+            except ValueError:
+                cache.set(key, 1, LOGIN_WINDOW)
+            chosen = request.POST.getlist("components")[:200]
+            try:
+                services.email_subscribe(
+                    page=where.page,
+                    email=request.POST.get("email", "")[:400],
+                    components=chosen or None,
+                    now=timezone.now(),
+                )
+            except ServiceError as exc:
+                context.update(error=exc.message, email=request.POST.get("email", "")[:254])
+                status = 400
+            else:
+                context["done"] = True
+    response = render(request, "statuspages/subscribe.html", context, status=status)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def confirm(request: HttpRequest, token: str, slug: str | None = None) -> HttpResponse:
+    """Confirm a subscription from its signed link: GET asks (a mail scanner's GET confirms nothing), POST confirms."""
+    where = _where(request, slug)
+    if request.method == "GET":
+        return _subscription_page(
+            request,
+            where,
+            heading="Confirm your subscription",
+            message=f"Press the button to get updates of {where.page.title} by email.",
+            action=request.path,
+            button="Confirm",
+            csrf=True,
+        )
+    subscriber = services.email_confirm(page=where.page, token=token, now=timezone.now())
+    if subscriber is None:
+        return _subscription_page(
+            request,
+            where,
+            heading="This link does not work",
+            message="It is wrong or older than a week: subscribe again for a new one.",
+            status=400,
+        )
+    return _subscription_page(
+        request, where, heading="Subscribed", message=f"You will get updates of {where.page.title} by email."
+    )
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, token: str, slug: str | None = None) -> HttpResponse:
+    """Unsubscribe from a signed link: GET asks, POST removes (RFC 8058's one-click POST too: no cookie, no CSRF token)."""
+    where = _where(request, slug)
+    if not unsubscribe_token_valid(page=where.page, token=token):
+        return _subscription_page(
+            request,
+            where,
+            heading="This link does not work",
+            message="It is not an unsubscribe link.",
+            status=400,
+        )
+    if request.method == "GET":
+        return _subscription_page(
+            request,
+            where,
+            heading="Unsubscribe",
+            message=f"Press the button to stop getting updates of {where.page.title}.",
+            action=request.path,
+            button="Unsubscribe",
+        )
+    services.unsubscribe(page=where.page, token=token)
+    return _subscription_page(
+        request, where, heading="Unsubscribed", message=f"You will get no more updates of {where.page.title}."
+    )

@@ -23,6 +23,7 @@ PURE_MAINTENANCE = "The maintenance-window rules are pure"
 NO_TESTS = "Product code never imports the tests"
 CHANNELS = "Channel senders (alerts.channels) are pure"
 PAGES = "Status page rules and renderers (statuspages.render) are pure"
+WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -47,7 +48,7 @@ def broken_contracts(report: str) -> list[str]:
     lines = [line for line in report.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", line)]
     return [
         name
-        for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, PAGES, NO_TESTS, CTL)
+        for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, PAGES, WEBHOOKS, NO_TESTS, CTL)
         if any(line.startswith(name) for line in lines)
     ]
 
@@ -73,9 +74,9 @@ def test_the_tree_keeps_every_contract(tree):
 @pytest.mark.parametrize(
     ("module", "statement", "contracts"),
     [
-        # The channel senders, the page renderers and uptimyctl stand on the engine's types: an
+        # The channel senders, the page renderers, the webhook sender and uptimyctl stand on the engine's types: an
         # impure engine makes them impure too.
-        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, CTL]),
+        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, WEBHOOKS, CTL]),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
         ("monitors/rules.py", "import uptimy.celery", [FLOORS]),
@@ -93,6 +94,9 @@ def test_the_tree_keeps_every_contract(tree):
         ("statuspages/render/etag.py", "import uptimy.settings", [FLOORS, PAGES]),
         ("statuspages/render/strip.py", "import celery", [PAGES]),
         ("monitors/maintenance.py", "import django.db", [PURE_MAINTENANCE]),
+        # The webhook sender signs and posts plain values: a setting or a model breaks it.
+        ("statuspages/webhooks.py", "import django.conf", [WEBHOOKS]),
+        ("statuspages/webhooks.py", "import monitors.models", [WEBHOOKS]),
         # uptimyctl is a client of the API: Django, the ORM or the server's settings break it.
         ("uptimy/ctl/plan.py", "import monitors.models", [CTL]),
         ("uptimy/ctl/client.py", "import django.conf", [CTL]),

@@ -159,6 +159,9 @@ CELERY_TASK_ROUTES = {
     "alerts.send_reminders": {"queue": "default"},
     "alerts.send_deliveries": {"queue": "default"},
     "alerts.open_missing_incidents": {"queue": "default"},
+    "statuspages.draft_incidents": {"queue": "default"},
+    "statuspages.notify_subscribers": {"queue": "default"},
+    "statuspages.tidy_subscribers": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -195,6 +198,11 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "open-missing-incidents": {"task": "alerts.open_missing_incidents", "schedule": 60.0},
     # Every delivery due (new ones, and retries whose delay is up) goes out on the next round.
     "send-deliveries": {"task": "alerts.send_deliveries", "schedule": UPTIMY_TICK_SECONDS},
+    # Status pages read the same outbox with a cursor of their own (drafted incidents), and send
+    # their subscribers' notices from their own ledger.
+    "draft-incidents": {"task": "statuspages.draft_incidents", "schedule": UPTIMY_TICK_SECONDS},
+    "notify-subscribers": {"task": "statuspages.notify_subscribers", "schedule": UPTIMY_TICK_SECONDS},
+    "tidy-subscribers": {"task": "statuspages.tidy_subscribers", "schedule": 3600.0},
 }
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
@@ -218,6 +226,8 @@ if UPTIMY_ALERT_RETRY_FIRST_SECONDS <= 0:
     raise ImproperlyConfigured(
         f"UPTIMY_ALERT_RETRY_FIRST_SECONDS must be a positive number of seconds, not {UPTIMY_ALERT_RETRY_FIRST_SECONDS}"
     )
+# How long one status page notice may take to a subscriber (a webhook's whole attempt; SMTP's socket waits).
+UPTIMY_NOTICE_SEND_TIMEOUT: float = env.float("UPTIMY_NOTICE_SEND_TIMEOUT", default=10.0)
 # Where this server is reached, for the links in alerts.
 # Without it, the address `make run` serves (its PORT), so the links work for a local try.
 UPTIMY_PUBLIC_URL: str = env.str(

@@ -10,6 +10,7 @@ LIST: dict[str, Any] = {"get": "list", "post": "create"}
 DETAIL: dict[str, Any] = {"get": "retrieve", "put": "update", "patch": "partial_update", "delete": "destroy"}
 VERIFY: dict[str, Any] = {"post": "verify_domain"}
 UPDATE_DETAIL: dict[str, Any] = {"get": "retrieve", "delete": "destroy"}
+PUBLISH: dict[str, Any] = {"post": "publish"}
 
 urlpatterns = [
     path("", views.StatusPageViewSet.as_view(LIST), name="status-page-list"),
@@ -42,6 +43,21 @@ urlpatterns = [
         "<uuid:page_id>/incidents/<uuid:id>/",
         views.PublishedIncidentViewSet.as_view(DETAIL),
         name="status-page-incident-detail",
+    ),
+    path(
+        "<uuid:page_id>/incidents/<uuid:id>/publish/",
+        views.PublishedIncidentViewSet.as_view(PUBLISH),
+        name="status-page-incident-publish",
+    ),
+    path(
+        "<uuid:page_id>/subscribers/",
+        views.SubscriberViewSet.as_view({"get": "list", "post": "create"}),
+        name="status-page-subscriber-list",
+    ),
+    path(
+        "<uuid:page_id>/subscribers/<uuid:id>/",
+        views.SubscriberViewSet.as_view(UPDATE_DETAIL),
+        name="status-page-subscriber-detail",
     ),
     path(
         "<uuid:page_id>/incidents/<uuid:incident_id>/updates/",

@@ -18,7 +18,17 @@ from monitors.models import Organization
 from statuspages.cache import page_changed
 from statuspages.models import StatusPage, domain_token
 
-PAGE_FIELDS = ("slug", "title", "description", "logo_url", "time_zone", "access", "password", "custom_domain")
+PAGE_FIELDS = (
+    "slug",
+    "title",
+    "description",
+    "logo_url",
+    "time_zone",
+    "access",
+    "password",
+    "custom_domain",
+    "draft_incidents",
+)
 MIN_PASSWORD_LENGTH = 8
 # The name the customer publishes the verification token at, under their domain.
 DOMAIN_RECORD_PREFIX = "_uptimy"
@@ -64,7 +74,7 @@ def _custom_domain(domain: Any) -> str | None:
 
 
 def _apply(page: StatusPage, changes: Mapping[str, Any]) -> None:
-    for field in ("slug", "title", "description"):
+    for field in ("slug", "title", "description", "draft_incidents"):
         if field in changes:
             setattr(page, field, changes[field])
     if "logo_url" in changes:
