@@ -26,6 +26,7 @@ PAGES = "Status page rules and renderers (statuspages.render) are pure"
 WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
 UPTIME = "The uptime maths (monitors.uptime) is pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
+CTL = "uptimyctl (uptimy.ctl) is an API client"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -49,7 +50,18 @@ def broken_contracts(report: str) -> list[str]:
     lines = [line for line in report.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", line)]
     return [
         name
-        for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, PAGES, WEBHOOKS, UPTIME, REPORTS, NO_TESTS)
+        for name in (
+            FLOORS,
+            PURE,
+            PURE_MAINTENANCE,
+            CHANNELS,
+            PAGES,
+            WEBHOOKS,
+            UPTIME,
+            REPORTS,
+            NO_TESTS,
+            CTL,
+        )
         if any(line.startswith(name) for line in lines)
     ]
 
@@ -75,9 +87,9 @@ def test_the_tree_keeps_every_contract(tree):
 @pytest.mark.parametrize(
     ("module", "statement", "contracts"),
     [
-        # The channel senders and the page renderers stand on the engine's types: an impure engine
-        # makes them impure too.
-        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, REPORTS]),
+        # The channel senders, the page renderers, the webhook sender, the uptime maths and uptimyctl
+        # stand on the engine's types: an impure engine makes them impure too.
+        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, REPORTS, CTL]),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
         # The uptime maths reads the rules' default quorum: an impure rule makes it impure too.
@@ -105,6 +117,11 @@ def test_the_tree_keeps_every_contract(tree):
         ("reports/render/report.py", "import django.template", [REPORTS]),
         ("reports/__init__.py", "import alerts", [FLOORS]),
         ("statuspages/selectors.py", "import reports.models", [FLOORS]),
+        # uptimyctl is a client of the API: Django, the ORM or the server's settings break it.
+        ("uptimy/ctl/plan.py", "import monitors.models", [CTL]),
+        ("uptimy/ctl/client.py", "import django.conf", [CTL]),
+        ("uptimy/ctl/spec.py", "import uptimy.settings", [CTL]),
+        ("uptimy/ctl/cli.py", "import statuspages", [CTL]),
     ],
 )
 def test_an_upward_import_breaks_the_build(tree, module, statement, contracts):

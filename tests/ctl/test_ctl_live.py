@@ -1,0 +1,444 @@
+"""uptimyctl end to end against a live Uptimy (pytest-django's live_server) with a real API key:
+apply, apply again = no changes, export round-trip, prune, bad files, partial failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.utils import timezone
+
+from monitors.models import Healthcheck
+from monitors.secrets import decrypt_headers
+from monitors.services import api_key_create
+from uptimy.ctl.cli import main
+
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+
+SECRET = "upt-test-secret-value-4711"
+MONITORS = """\
+monitors:
+  - name: Docs MCP
+    type: mcp
+    target: https://mcp.example.com/mcp
+  - name: Docs MCP tools
+    type: mcp
+    target: https://mcp.example.com/mcp
+    config:
+      requiredTools: [search_docs, read_page]
+      minTools: 2
+      headers:
+        Authorization: "Bearer ${DOCS_MCP_KEY}"
+  - name: Homepage
+    type: http
+    target: https://example.com/
+    interval: 5m
+    regions: [eu-west, us-east]
+    tags: [web]
+"""
+
+
+@pytest.fixture
+def uptimy(live_server, org, monkeypatch, tmp_path):
+    """Point uptimyctl at the live server with a read-write key of ``org``; no login file, not CI."""
+    _, raw_key = api_key_create(organization=org)
+    monkeypatch.setenv("UPTIMY_API_URL", live_server.url)
+    monkeypatch.setenv("UPTIMY_API_KEY", raw_key)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("DOCS_MCP_KEY", SECRET)
+    monkeypatch.delenv("CI", raising=False)
+    return org
+
+
+@pytest.fixture
+def ctl(uptimy, capsys, tmp_path):
+    """Run uptimyctl in process; return (exit code, stdout, stderr). ``file=`` text is written to monitors.yaml."""
+
+    def run(*argv: str, file: str | None = None) -> tuple[int, str, str]:
+        if file is not None:
+            (tmp_path / "monitors.yaml").write_text(file)
+        capsys.readouterr()
+        code = main([arg.replace("FILE", str(tmp_path / "monitors.yaml")) for arg in argv])
+        out, err = capsys.readouterr()
+        assert SECRET not in out + err
+        return code, out, err
+
+    return run
+
+
+def names(org) -> list[str]:
+    return sorted(Healthcheck.objects.filter(organization=org).values_list("name", flat=True))
+
+
+def test_apply_creates_the_monitors_of_the_file(ctl, uptimy):
+    code, out, _ = ctl("apply", "-f", "FILE", file=MONITORS)
+
+    assert code == 0
+    assert "3 to create" in out
+    assert "Applied: 3 created, 0 updated, 0 deleted." in out
+    assert names(uptimy) == ["Docs MCP", "Docs MCP tools", "Homepage"]
+    tools = Healthcheck.objects.get(name="Docs MCP tools")
+    assert decrypt_headers(tools.secret_headers) == {"Authorization": f"Bearer {SECRET}"}
+    assert tools.config["minTools"] == 2
+
+
+def test_a_second_apply_changes_nothing_and_says_so(ctl):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+
+    code, out, _ = ctl("apply", "-f", "FILE")
+
+    assert code == 0
+    assert out.startswith("No changes: 3 monitors match")
+
+
+def test_a_dry_run_with_detailed_exitcode_exits_3_and_changes_nothing(ctl, uptimy):
+    code, out, _ = ctl("apply", "-f", "FILE", "--dry-run", "--detailed-exitcode", file=MONITORS)
+
+    assert code == 3
+    assert "+ create Docs MCP tools (mcp https://mcp.example.com/mcp)" in out
+    assert "headers: Authorization: ********" in out
+    assert names(uptimy) == []
+
+
+def test_a_dry_run_of_an_applied_file_exits_0(ctl):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+
+    assert ctl("apply", "-f", "FILE", "--dry-run", "--detailed-exitcode")[0] == 0
+
+
+def test_an_update_is_planned_field_by_field_with_header_values_masked(ctl):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+    changed = MONITORS.replace("minTools: 2", "minTools: 1").replace("Authorization:", "X-Api-Key:")
+
+    code, out, _ = ctl("diff", "-f", "FILE", "--detailed-exitcode", file=changed)
+
+    assert code == 3
+    assert "~ update Docs MCP tools" in out
+    assert "config.minTools: 2 → 1" in out
+    assert "config.headers.X-Api-Key: (none) → ********" in out
+    assert "config.headers.Authorization: ******** → (none)" in out
+
+
+def test_an_applied_update_sends_the_changed_fields(ctl):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+
+    code, out, _ = ctl("apply", "-f", "FILE", file=MONITORS.replace("interval: 5m", "interval: 10m"))
+
+    assert code == 0
+    assert "interval: 300 → 600" in out
+    assert Healthcheck.objects.get(name="Homepage").interval_seconds == 600
+    # The header's stored value was not touched by an update that didn't send the config.
+    tools = Healthcheck.objects.get(name="Docs MCP tools")
+    assert decrypt_headers(tools.secret_headers) == {"Authorization": f"Bearer {SECRET}"}
+
+
+def test_export_round_trips_through_apply_with_no_changes(ctl, monkeypatch, tmp_path):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+
+    code, exported, _ = ctl("export")
+    monkeypatch.delenv("DOCS_MCP_KEY")
+    again = ctl("apply", "-f", "FILE", file=exported)
+
+    assert code == 0
+    assert "Authorization: ${DOCS_MCP_TOOLS_AUTHORIZATION}" in exported
+    assert again[0] == 0
+    assert again[1].startswith("No changes: 3 monitors match"), again
+
+
+def test_an_exported_header_reference_set_in_the_environment_sends_the_new_value(ctl, monkeypatch):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+    _, exported, _ = ctl("export")
+    monkeypatch.setenv("DOCS_MCP_TOOLS_AUTHORIZATION", "Bearer rotated")
+
+    code, out, _ = ctl("apply", "-f", "FILE", "--send-headers", file=exported)
+
+    assert code == 0
+    assert "config.headers.Authorization: ******** → ******** (sent again)" in out
+    tools = Healthcheck.objects.get(name="Docs MCP tools")
+    assert decrypt_headers(tools.secret_headers) == {"Authorization": "Bearer rotated"}
+
+
+def test_prune_lists_what_it_deletes_before_deleting_it(ctl, uptimy):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+    shorter = MONITORS.split("  - name: Homepage")[0]
+
+    kept = ctl("apply", "-f", "FILE", file=shorter)
+    code, out, _ = ctl("apply", "-f", "FILE", "--prune")
+
+    assert "Not in" in kept[1]
+    assert "Homepage" in kept[1]
+    assert names(uptimy) == ["Docs MCP", "Docs MCP tools"]
+    assert code == 0
+    plan_line, deleted_line = out.index("- delete Homepage"), out.index("deleted Homepage")
+    assert plan_line < deleted_line
+    assert "Applied: 0 created, 0 updated, 1 deleted." in out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("monitors:\n  - name: A\n\ttype: mcp\n", "FILE:3:1: a tab character"),
+        (
+            "monitors:\n  - name: A\n    type: mcp\n    target: https://a.example/\n"
+            "  - name: A\n    type: mcp\n    target: https://b.example/\n",
+            "FILE:5:5: monitors[1].name: duplicated name 'A'",
+        ),
+        (
+            "monitors:\n  - name: A\n    type: ftp\n    target: https://a.example/\n",
+            "FILE:3:5: monitors[0].type",
+        ),
+        (
+            MONITORS.replace("minTools: 2", "minTools: -1"),
+            "FILE:10:7: monitors[1].config.minTools: must be a whole number of at least 0",
+        ),
+    ],
+)
+def test_a_bad_file_is_refused_and_nothing_is_sent(ctl, uptimy, tmp_path, text, expected):
+    code, _, err = ctl("apply", "-f", "FILE", file=text)
+
+    assert code == 1
+    assert expected.replace("FILE", str(tmp_path / "monitors.yaml")) in err
+    assert "nothing was sent" in err
+    assert names(uptimy) == []
+
+
+def test_a_plan_without_a_secret_warns_and_apply_refuses_sending_nothing(ctl, uptimy, monkeypatch, tmp_path):
+    monkeypatch.delenv("DOCS_MCP_KEY")
+
+    planned = ctl("diff", "-f", "FILE", "--detailed-exitcode", file=MONITORS)
+    applied = ctl("apply", "-f", "FILE")
+
+    where = f"{tmp_path / 'monitors.yaml'}:12:9: monitors[1].config.headers.Authorization"
+    assert planned[0] == 3
+    assert f"warning: {where}: the environment variable DOCS_MCP_KEY is not set" in planned[2]
+    assert applied[0] == 1
+    assert f"{where}: the environment variable DOCS_MCP_KEY is not set" in applied[2]
+    assert names(uptimy) == []
+
+
+def test_a_literal_header_is_a_warning_and_in_ci_mode_an_error(ctl, uptimy, monkeypatch):
+    literal = MONITORS.replace("Bearer ${DOCS_MCP_KEY}", "Bearer pasted-key")
+
+    refused = ctl("apply", "-f", "FILE", "--ci", file=literal)
+    monkeypatch.setenv("CI", "true")
+    refused_by_env = ctl("apply", "-f", "FILE")
+    monkeypatch.delenv("CI")
+    warned = ctl("apply", "-f", "FILE")
+
+    assert refused[0] == refused_by_env[0] == 1
+    assert "refused in CI mode" in refused[2]
+    assert warned[0] == 0
+    assert "warning:" in warned[2]
+    assert "a literal header value" in warned[2]
+    assert "pasted-key" not in refused[2] + warned[1] + warned[2]
+
+
+def test_the_apis_limits_and_the_plans_are_checked_before_anything_is_sent(ctl, uptimy, tmp_path):
+    over = MONITORS.replace("interval: 5m", "interval: 10s\n    recheck_count: 9").replace(
+        "regions: [eu-west, us-east]", "regions: [eu-west, atlantis]"
+    )
+
+    code, _, err = ctl("apply", "-f", "FILE", file=over)
+
+    path = tmp_path / "monitors.yaml"
+    assert code == 1
+    assert f"{path}:16:5: monitors[2].interval: must be ≥ 30 seconds on the Paid plan" in err
+    assert f"{path}:17:5: monitors[2].recheck_count: must be ≤ 5" in err
+    assert f"{path}:18:5: monitors[2].regions: the Paid plan doesn't allow atlantis" in err
+    assert names(uptimy) == []
+
+
+def test_a_partial_failure_reports_what_was_and_was_not_applied(ctl, uptimy, tmp_path):
+    """Repeated tags pass every published limit; the API's 400 is shown at the field's line."""
+    failing = MONITORS.replace("tags: [web]", "tags: [web, web]")
+
+    code, out, err = ctl("apply", "-f", "FILE", file=failing)
+
+    assert code == 1
+    assert "created Docs MCP (" in out
+    assert "Applied: 2 created, 0 updated, 0 deleted; failed: create Homepage." in out
+    assert f"{tmp_path / 'monitors.yaml'}:18:5: monitors[2].tags: Tags must be unique." in err
+    assert names(uptimy) == ["Docs MCP", "Docs MCP tools"]
+
+
+def test_an_api_gone_midway_stops_the_apply_and_lists_what_was_not_applied(ctl, uptimy, monkeypatch):
+    """The key is revoked after the plan is made: the first write is refused, and nothing more is tried."""
+    from uptimy.ctl import client
+
+    create = client.Api.create
+
+    def revoke_then_create(self, body):
+        uptimy.api_keys.update(revoked_at=timezone.now())
+        return create(self, body)
+
+    monkeypatch.setattr(client.Api, "create", revoke_then_create)
+
+    code, out, err = ctl("apply", "-f", "FILE", file=MONITORS)
+
+    assert code == 1
+    assert "failed to create Docs MCP:" in err
+    assert "401" in err
+    assert "failed: create Docs MCP; not applied: Docs MCP tools, Homepage." in out
+    assert names(uptimy) == []
+
+
+def test_apply_output_json_is_for_scripts(ctl):
+    code, out, _ = ctl("apply", "-f", "FILE", "--output", "json", file=MONITORS)
+
+    report = json.loads(out)
+    assert code == 0
+    assert report["changes"] is True
+    assert [c["name"] for c in report["plan"]["create"]] == ["Docs MCP", "Docs MCP tools", "Homepage"]
+    assert report["plan"]["create"][1]["fields"]["config"]["headers"] == {"Authorization": "********"}
+    assert report["applied"]["created"] == ["Docs MCP", "Docs MCP tools", "Homepage"]
+    assert report["failed"] == []
+
+
+def test_get_monitors_in_each_format(ctl):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+
+    table = ctl("get", "monitors")[1]
+    as_json = json.loads(ctl("get", "monitors", "-o", "json")[1])
+    as_yaml = ctl("get", "monitors", "-o", "yaml")[1]
+
+    assert table.splitlines()[0].split() == ["NAME", "TYPE", "STATUS", "INTERVAL", "REGIONS", "TARGET"]
+    assert "Homepage" in table
+    assert "eu-west,us-east" in table
+    assert [hc["name"] for hc in as_json] == ["Docs MCP", "Docs MCP tools", "Homepage"]
+    assert "- name: Homepage" in as_yaml
+
+
+def test_status_is_one_line_per_monitor(ctl):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+
+    lines = ctl("status")[1].splitlines()
+
+    assert len(lines) == 3
+    assert lines[0].split()[1:3] == ["Docs", "MCP"]
+
+
+def test_delete_by_name(ctl, uptimy):
+    ctl("apply", "-f", "FILE", file=MONITORS)
+
+    code, out, _ = ctl("delete", "Homepage")
+    missing = ctl("delete", "Homepage")
+
+    assert code == 0
+    assert out.startswith("Deleted Homepage (")
+    assert names(uptimy) == ["Docs MCP", "Docs MCP tools"]
+    assert missing[0] == 1
+    assert "no monitor is named 'Homepage'" in missing[2]
+
+
+def test_login_saves_the_key_for_later_commands_readable_by_its_owner_alone(
+    ctl, uptimy, monkeypatch, tmp_path
+):
+    key = os.environ["UPTIMY_API_KEY"]
+    monkeypatch.delenv("UPTIMY_API_KEY")
+    monkeypatch.setattr(sys, "stdin", _Stdin(key + "\n"))
+
+    code, out, _ = ctl("login")
+    saved = tmp_path / "config" / "uptimy" / "ctl.json"
+    later = ctl("apply", "-f", "FILE", file=MONITORS)
+
+    assert code == 0
+    assert "as organization acme" in out
+    assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+    assert json.loads(saved.read_text())["api_key"] == key
+    assert later[0] == 0
+
+
+def test_no_key_is_a_usage_error(ctl, monkeypatch):
+    monkeypatch.delenv("UPTIMY_API_KEY")
+
+    code, _, err = ctl("status")
+
+    assert code == 2
+    assert "no API key: set UPTIMY_API_KEY, or run `uptimyctl login`" in err
+
+
+def test_a_bad_command_line_exits_2(ctl):
+    assert ctl("apply")[0] == 2
+
+
+def test_a_revoked_key_fails_with_the_apis_sentence(ctl, monkeypatch):
+    monkeypatch.setenv("UPTIMY_API_KEY", "upt_not-a-key")
+
+    code, _, err = ctl("status")
+
+    assert code == 1
+    assert "401 Unknown or revoked API key." in err
+
+
+def test_the_installed_entry_point_runs(uptimy, tmp_path):
+    """The console script pip installs (pyproject's [project.scripts]) runs a diff against the live server."""
+    script = Path(sys.executable).parent / "uptimyctl"
+    (tmp_path / "monitors.yaml").write_text(MONITORS)
+
+    version = subprocess.run([script, "version"], capture_output=True, text=True, timeout=60, check=False)
+    diff = subprocess.run(
+        [script, "diff", "-f", tmp_path / "monitors.yaml", "--detailed-exitcode"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=dict(os.environ),
+    )
+
+    assert version.returncode == 0
+    assert version.stdout.startswith("uptimyctl 1.11.0 ")
+    assert diff.returncode == 3, diff.stderr
+    assert "3 to create" in diff.stdout
+
+
+class _Stdin:
+    """Stand in for a pipe on standard input: one line, not a terminal."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    def isatty(self) -> bool:
+        return False
+
+    def readline(self) -> str:
+        text, self._text = self._text, ""
+        return text
+
+
+FAST_MCP = Path(__file__).resolve().parents[1] / "peers" / "servers" / "fast_mcp.py"
+
+
+@pytest.fixture
+def mcp_url(settings):
+    """Serve a small MCP server (8 tools, tool_0…tool_7) on loopback; run now checks it in process."""
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+    settings.REDIS_URL = ""  # no broker: run-now runs every region's check in the server's process
+    process = subprocess.Popen([sys.executable, str(FAST_MCP)], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    url = process.stdout.readline().decode().strip()
+    yield url
+    process.kill()
+    process.wait(timeout=30)
+
+
+def test_check_runs_a_one_off_mcp_check_from_every_region_and_leaves_nothing(ctl, uptimy, mcp_url):
+    code, out, _ = ctl("check", mcp_url, "--required-tools", "tool_0,tool_7")
+
+    assert code == 0
+    lines = out.splitlines()
+    assert sorted(line.split()[0] for line in lines) == ["ap-southeast", "eu-west", "us-east"]
+    assert all(line.split()[1] == "up" for line in lines)
+    assert all("8 tools" in line for line in lines)
+    assert names(uptimy) == []
+
+
+def test_check_of_a_missing_tool_exits_1_naming_it(ctl, mcp_url):
+    code, out, _ = ctl("check", mcp_url, "--required-tools", "search_docs")
+
+    assert code == 1
+    assert "search_docs" in out
