@@ -173,22 +173,27 @@ def _ci_stage(text: str, name: str) -> str:
     return text[start : text.index("\nstage_end", start)]
 
 
-def test_ci_run_runs_the_whole_suite_on_postgresql_then_the_readme_commands():
+def test_ci_run_runs_the_whole_suite_on_postgresql_beside_the_readme_commands():
     text = (ROOT / ".ci" / "run").read_text()
-    stages = ("make test", "README commands", "make run + /healthz + a check")
+    stages = ("make test + README commands", "make run + /healthz + a check")
     starts = [text.index(f'stage_begin "{name}"') for name in stages]
-    postgres = _ci_stage(text, "make test")
-    readme = _ci_stage(text, "README commands")
+    both = _ci_stage(text, "make test + README commands")
 
-    assert starts == sorted(starts), "the README commands come after make test and before make run"
-    assert "export DATABASE_URL=" in postgres
-    assert "export REDIS_URL=" in postgres
-    assert "export UPTIMY_REQUIRE_SERVICES=1" in postgres
-    # The README's own `make test` is the suite's run on the embedded default (SQLite, no
-    # broker), in a clean environment the harness builds (tests/readme/run_readme.py).
-    assert re.search(r"^timeout .* python3 tests/readme/run_readme.py </dev/null ", readme, re.M)
-    # A failing README command fails the stage.
-    assert "readme_rc != 0" in readme
+    assert starts == sorted(starts), "the two suites come before make run"
+    # The README's commands start first, in the background, in an environment the harness
+    # builds from nothing (tests/readme/run_readme.py): the suite's run on the embedded default.
+    readme_start = both.index("python3 tests/readme/run_readme.py")
+    assert readme_start < both.index("export DATABASE_URL=")
+    assert re.search(r"^setsid bash -c 'exec timeout .* python3 tests/readme/run_readme.py' ", both, re.M)
+    # `make test` runs against PostgreSQL and Redis with both REQUIRE switches.
+    assert "export REDIS_URL=" in both
+    assert "export UPTIMY_REQUIRE_SERVICES=1" in both
+    assert re.search(r"^timeout .* make test </dev/null ", both, re.M)
+    # Both must pass: each failure fails the stage, and a failing make test stops the harness.
+    assert "test_rc != 0" in both
+    assert "readme_rc != 0" in both
+    assert 'wait "$README_PID"' in both
+    assert "stop_readme" in text[text.index("cleanup() {") :]
 
 
 def _lock_pins(name: str) -> dict[str, str]:
