@@ -12,6 +12,7 @@ from monitors.services.healthchecks import (
     healthcheck_delete,
     healthcheck_pause,
     healthcheck_resume,
+    healthcheck_trial_config,
     healthcheck_update,
 )
 from monitors.services.maintenance import (
@@ -53,6 +54,7 @@ __all__ = [
     "healthcheck_delete",
     "healthcheck_pause",
     "healthcheck_resume",
+    "healthcheck_trial_config",
     "healthcheck_update",
     "maintenance_window_create",
     "maintenance_window_delete",

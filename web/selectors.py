@@ -1,0 +1,158 @@
+"""Read what the web app's pages show, in a fixed number of queries per page (no query per row)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+from rest_framework.exceptions import ValidationError as FilterRefused
+
+from monitors import selectors
+from monitors.api.filters import HealthcheckFilter
+from monitors.models import (
+    Healthcheck,
+    Organization,
+    ProbeResult,
+    RegionState,
+    Rollup,
+    StatusChange,
+    ToolList,
+)
+from probes.checks import UnknownCheckKind, check_kind
+from web.results import ResultView, view_of_result
+
+STATUS_CHANGES_SHOWN = 20
+CHART_SPANS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
+
+
+def type_name(healthcheck: Healthcheck) -> str:
+    try:
+        return check_kind(healthcheck.type).name
+    except UnknownCheckKind:
+        return "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class DashboardRow:
+    healthcheck: Healthcheck
+    type_name: str
+    last_ms: float | None
+    uptime_24h: float | None
+    uptime_30d: float | None
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Dashboard:
+    rows: list[DashboardRow]
+    errors: dict[str, list[str]]
+    tags: list[str]
+
+
+def dashboard(*, organization: Organization, query: Mapping[str, str], now: datetime) -> Dashboard:
+    """Return the organization's healthchecks filtered as the API's list filters them (status, type, tag, search)."""
+    base: QuerySet[Healthcheck] = selectors.healthchecks_of(organization=organization).prefetch_related(
+        Prefetch("region_states", queryset=RegionState.objects.order_by("-last_result_at"))
+    )
+    wanted = {key: query[key] for key in ("status", "type", "tag", "search") if query.get(key)}
+    errors: dict[str, list[str]] = {}
+    filtered = HealthcheckFilter(wanted, queryset=base)
+    healthchecks: list[Healthcheck] = []
+    try:
+        if filtered.is_valid():
+            healthchecks = list(filtered.qs)
+        else:
+            errors = {
+                key: [str(message) for message in messages] for key, messages in filtered.errors.items()
+            }
+    except FilterRefused as refused:  # the API's type filter names an unknown type this way
+        detail = refused.detail if isinstance(refused.detail, dict) else {"type": refused.detail}
+        errors = {str(key): [str(message) for message in messages] for key, messages in detail.items()}
+    ids = [hc.id for hc in healthchecks]
+    day = selectors.uptimes_of(healthcheck_ids=ids, start=now - timedelta(hours=24), end=now)
+    month = selectors.uptimes_of(healthcheck_ids=ids, start=now - timedelta(days=30), end=now)
+    rows = []
+    for hc in healthchecks:
+        states = list(hc.region_states.all())
+        last = next((state.response_ms for state in states if state.last_result_at is not None), None)
+        rows.append(
+            DashboardRow(
+                healthcheck=hc,
+                type_name=type_name(hc),
+                last_ms=last,
+                uptime_24h=day.get(hc.id),
+                uptime_30d=month.get(hc.id),
+                tags=tuple(sorted(tag.name for tag in hc.tag_rows.all())),
+            )
+        )
+    tags = sorted(
+        set(
+            Healthcheck.objects.filter(organization=organization)
+            .values_list("tag_rows__name", flat=True)
+            .exclude(tag_rows__name=None)
+        )
+    )
+    return Dashboard(rows=rows, errors=errors, tags=tags)
+
+
+@dataclass(frozen=True, slots=True)
+class HealthcheckPage:
+    healthcheck: Healthcheck
+    type_name: str
+    regions: list[RegionState]
+    latest: ResultView | None
+    status_changes: list[StatusChange]
+    uptime_24h: Any
+    uptime_30d: Any
+    chart_points: list[tuple[datetime, float]]
+
+
+def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> HealthcheckPage:
+    """Return what the healthcheck's page shows: regions, the newest result with its tools, changes, figures."""
+    regions = list(
+        RegionState.objects.filter(healthcheck=healthcheck).select_related("region").order_by("region__slug")
+    )
+    newest = (
+        ProbeResult.objects.filter(healthcheck=healthcheck)
+        .select_related("region")
+        .order_by("-checked_at", "-id")
+        .first()
+    )
+    latest = None
+    if newest is not None:
+        tools: list[dict[str, object]] = []
+        if newest.tool_digest:
+            tool_list = ToolList.objects.filter(healthcheck=healthcheck, digest=newest.tool_digest).first()
+            tools = list(tool_list.tools) if tool_list is not None else []
+        latest = view_of_result(newest, tools)
+    changes = list(healthcheck.status_changes.all()[:STATUS_CHANGES_SHOWN])
+    start = now - CHART_SPANS.get(span, CHART_SPANS["24h"])
+    # One point per hour: the median response time of the hour, averaged over the regions.
+    by_hour: dict[datetime, list[float]] = {}
+    for moment, median in (
+        Rollup.objects.filter(
+            healthcheck=healthcheck, period=Rollup.Period.HOUR, start__gte=start, p50_ms__isnull=False
+        )
+        .order_by("start")
+        .values_list("start", "p50_ms")
+    ):
+        if median is not None:
+            by_hour.setdefault(moment, []).append(median)
+    points = [(moment, sum(values) / len(values)) for moment, values in by_hour.items()]
+    return HealthcheckPage(
+        healthcheck=healthcheck,
+        type_name=type_name(healthcheck),
+        regions=regions,
+        latest=latest,
+        status_changes=changes,
+        uptime_24h=selectors.uptime_of(healthcheck=healthcheck, start=now - timedelta(hours=24), end=now)[
+            "overall"
+        ],
+        uptime_30d=selectors.uptime_of(healthcheck=healthcheck, start=now - timedelta(days=30), end=now)[
+            "overall"
+        ],
+        chart_points=points,
+    )
