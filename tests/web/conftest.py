@@ -22,7 +22,9 @@ def make_member(db) -> Callable[..., Client]:
     """Return a factory of signed-in test clients: a new user with ``role`` in ``organization``."""
     counter = iter(range(1, 10_000))
 
-    def make(organization: Organization, role: str = Membership.Role.OWNER, *, username: str | None = None) -> Client:
+    def make(
+        organization: Organization, role: str = Membership.Role.OWNER, *, username: str | None = None
+    ) -> Client:
         name = username or f"user{next(counter)}@example.com"
         user = get_user_model().objects.create_user(username=name, email=name, password=PASSWORD)
         membership_add(organization=organization, user=user, role=role)
@@ -46,7 +48,9 @@ def viewer(make_member, org) -> Client:
 
 @pytest.fixture
 def make_check(now) -> Callable[..., Healthcheck]:
-    def make(organization: Organization, *, name: str = "Docs MCP", type_name: str = "mcp", **config) -> Healthcheck:
+    def make(
+        organization: Organization, *, name: str = "Docs MCP", type_name: str = "mcp", **config
+    ) -> Healthcheck:
         return healthcheck_create(
             organization=organization,
             name=name,
@@ -59,10 +63,10 @@ def make_check(now) -> Callable[..., Healthcheck]:
 
 
 class _NotFound(BaseHTTPRequestHandler):
-    def do_POST(self) -> None:  # noqa: N802  (http.server's naming)
+    def do_POST(self) -> None:
         self._answer()
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self._answer()
 
     def _answer(self) -> None:
@@ -88,3 +92,9 @@ def no_mcp_url() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    """Hash the tests' passwords cheaply: the production hasher's cost is the point of it, not of these tests."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

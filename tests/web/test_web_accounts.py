@@ -15,9 +15,7 @@ from tests.web.conftest import PASSWORD
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize(
-    "path", ["/app/", "/app/healthchecks/new/", "/app/settings/api-keys/"]
-)
+@pytest.mark.parametrize("path", ["/app/", "/app/healthchecks/new/", "/app/settings/api-keys/"])
 def test_app_pages_send_a_signed_out_visitor_to_sign_in(path):
     answer = Client().get(path)
     assert answer.status_code == 302
@@ -39,7 +37,12 @@ def test_sign_up_creates_an_organization_on_the_free_plan_owned_by_the_new_user(
     browser = Client()
     answer = browser.post(
         "/app/signup/",
-        {"email": "Ada@Example.com", "organization": "Acme Docs", "password1": PASSWORD, "password2": PASSWORD},
+        {
+            "email": "Ada@Example.com",
+            "organization": "Acme Docs",
+            "password1": PASSWORD,
+            "password2": PASSWORD,
+        },
     )
     assert answer.status_code == 302
     assert answer["Location"] == "/app/"
@@ -55,7 +58,8 @@ def test_sign_up_creates_an_organization_on_the_free_plan_owned_by_the_new_user(
 def test_sign_up_with_a_taken_organization_name_gets_a_slug_of_its_own(org):
     Organization.objects.filter(pk=org.pk).update(slug="acme")
     Client().post(
-        "/app/signup/", {"email": "b@example.com", "organization": "Acme", "password1": PASSWORD, "password2": PASSWORD}
+        "/app/signup/",
+        {"email": "b@example.com", "organization": "Acme", "password1": PASSWORD, "password2": PASSWORD},
     )
     created = Membership.objects.get(user__username="b@example.com").organization
     assert created.slug.startswith("acme-")
@@ -71,7 +75,13 @@ def test_sign_up_with_a_taken_organization_name_gets_a_slug_of_its_own(org):
     ],
 )
 def test_sign_up_shows_what_to_fix_next_to_the_field(fields, field, message):
-    data = {"email": "c@example.com", "organization": "Team", "password1": PASSWORD, "password2": PASSWORD, **fields}
+    data = {
+        "email": "c@example.com",
+        "organization": "Team",
+        "password1": PASSWORD,
+        "password2": PASSWORD,
+        **fields,
+    }
     answer = Client().post("/app/signup/", data)
     assert answer.status_code == 200
     assert message in answer.context["form"].errors[field][0]
@@ -81,7 +91,8 @@ def test_sign_up_shows_what_to_fix_next_to_the_field(fields, field, message):
 def test_sign_up_refuses_an_email_that_has_an_account(make_member, org):
     make_member(org, username="d@example.com")
     answer = Client().post(
-        "/app/signup/", {"email": "d@example.com", "organization": "X", "password1": PASSWORD, "password2": PASSWORD}
+        "/app/signup/",
+        {"email": "d@example.com", "organization": "X", "password1": PASSWORD, "password2": PASSWORD},
     )
     assert "An account with this email exists" in answer.context["form"].errors["email"][0]
 
@@ -147,7 +158,10 @@ def test_every_form_needs_its_csrf_token(make_member, org):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(browser.user)
     assert strict.post("/app/healthchecks/new/", {"name": "x"}).status_code == 403
-    assert Client(enforce_csrf_checks=True).post("/app/login/", {"username": "x", "password": "y"}).status_code == 403
+    assert (
+        Client(enforce_csrf_checks=True).post("/app/login/", {"username": "x", "password": "y"}).status_code
+        == 403
+    )
 
 
 def test_app_pages_carry_a_content_security_policy_without_inline_scripts(owner):
