@@ -185,3 +185,22 @@ def test_a_viewer_cannot_change_anything(page, app, org, make_check):
     page.get_by_role("button", name="Create healthcheck").click()
     expect(page.get_by_text("Viewers can look but not change anything")).to_be_visible()
     assert list(Healthcheck.objects.values_list("name", flat=True)) == ["Watched"]
+
+
+def test_the_dashboard_s_statuses_refresh_without_a_reload(page, app, org, make_check):
+    """htmx (under the strict policy) swaps the rows in place: a window flag set before survives."""
+    from playwright.sync_api import expect
+
+    check = make_check(org, name="Flapping")
+    user = get_user_model().objects.create_user(username="ow@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    page.goto(f"{app}/app/login/")
+    page.get_by_label("Email or user name").fill("ow@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    status = page.locator("td[data-status]")
+    expect(status).to_have_text(re.compile("Pending"))
+    page.evaluate("window.notReloaded = true")
+    Healthcheck.objects.filter(pk=check.pk).update(status="down")
+    expect(status).to_have_text(re.compile("Down"), timeout=15_000)
+    assert page.evaluate("window.notReloaded") is True

@@ -391,3 +391,29 @@ def test_the_chart_span_is_read_from_the_query(owner, org, make_check):
     week = owner.get(f"/app/healthchecks/{healthcheck.public_id}/?span=7d").context["page"]
     assert day.chart_points == []
     assert [ms for _, ms in week.chart_points] == [80]
+
+
+def _queries_for_dashboard(owner) -> int:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        assert owner.get("/app/").status_code == 200
+    return len(captured)
+
+
+def test_the_dashboard_s_queries_do_not_grow_with_its_rows(owner, org, make_check):
+    region = Region.objects.get(slug="eu-west")
+    first = make_check(org, name="One")
+    first.tag_rows.create(name="docs")
+    RegionState.objects.create(
+        healthcheck=first, region=region, status="up", last_result_at=timezone.now(), response_ms=5
+    )
+    one = _queries_for_dashboard(owner)
+    for index in range(6):
+        check = make_check(org, name=f"More {index}")
+        check.tag_rows.create(name=f"t{index}")
+        RegionState.objects.create(
+            healthcheck=check, region=region, status="up", last_result_at=timezone.now()
+        )
+    assert _queries_for_dashboard(owner) == one
