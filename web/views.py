@@ -164,8 +164,9 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
         context["trial"] = _trial(form, body, healthcheck)
         return render(request, "web/healthchecks/form.html", _form_context(request, seat, form, **context))
     serializer = HealthcheckSerializer(healthcheck, data=body)
-    if form.errors or not serializer.is_valid():
-        form.add_errors(serializer.errors if not form.errors else {})
+    if not serializer.is_valid():
+        form.add_errors(serializer.errors)
+    if form.errors:
         return render(
             request, "web/healthchecks/form.html", _form_context(request, seat, form, **context), status=400
         )

@@ -417,3 +417,13 @@ def test_the_dashboard_s_queries_do_not_grow_with_its_rows(owner, org, make_chec
             healthcheck=check, region=region, status="up", last_result_at=timezone.now()
         )
     assert _queries_for_dashboard(owner) == one
+
+
+def test_a_header_given_in_two_rows_is_named_not_silently_dropped(owner, org):
+    form = {**MCP_FORM, "header_name_1": "Authorization", "header_value_1": "Bearer other", "name": ""}
+    answer = owner.post("/app/healthchecks/new/", form)
+    assert answer.status_code == 400
+    errors = answer.context["form"].errors
+    assert errors["headers"] == ["Authorization: This header is given twice."]
+    assert errors["name"] == ["This field may not be blank."]
+    assert not Healthcheck.objects.exists()
