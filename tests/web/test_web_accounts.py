@@ -22,10 +22,18 @@ def test_app_pages_send_a_signed_out_visitor_to_sign_in(path):
     assert answer["Location"] == f"/app/login/?next={path}"
 
 
-def test_the_root_leads_to_the_app():
-    answer = Client().get("/")
+@pytest.mark.parametrize("host", ["127.0.0.1:8000", "localhost", "uptimy.example.com"])
+@override_settings(UPTIMY_PUBLIC_URL="https://uptimy.example.com", ALLOWED_HOSTS=["*"])
+def test_the_root_of_uptimy_s_own_address_leads_to_the_app(host):
+    answer = Client().get("/", HTTP_HOST=host)
     assert answer.status_code == 302
     assert answer["Location"] == "/app/"
+
+
+@override_settings(UPTIMY_PUBLIC_URL="https://uptimy.example.com", ALLOWED_HOSTS=["*"])
+def test_the_root_of_another_host_stays_the_status_pages_custom_domain():
+    # No page has this domain: the status pages' own 404, not the app.
+    assert Client().get("/", HTTP_HOST="status.other.example").status_code == 404
 
 
 def test_public_status_pages_stay_public():
