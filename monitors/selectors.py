@@ -63,10 +63,6 @@ def memberships_of(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Member
     )
 
 
-def organization_slug_taken(*, slug: str) -> bool:
-    return Organization.objects.filter(slug=slug).exists()
-
-
 def api_keys_of(*, organization: Organization) -> QuerySet[ApiKey]:
     """Return the organization's API keys, revoked ones too, newest first."""
     return ApiKey.objects.filter(organization=organization).order_by("-created_at", "-id")

@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from django.contrib import messages
-from django.contrib.auth import get_user_model, login
+from django.contrib.auth import login
 from django.contrib.auth.views import LoginView
-from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.text import slugify
 from django.views.decorators.http import require_http_methods, require_POST
 
 from monitors import selectors, services
 from monitors.api.serializers import HealthcheckSerializer
 from monitors.errors import ConfigInvalid, ServiceError
-from monitors.models import ApiKey, Healthcheck, Membership, Plan
+from monitors.models import ApiKey, Healthcheck
 from monitors.secrets import SecretUnreadable
-from monitors.services.tenancy import DEFAULT_PLAN_SLUG
 from monitors.worker.execution import probe_env
 from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
@@ -54,31 +49,16 @@ def signup(request: HttpRequest) -> HttpResponse:
         return redirect("web:dashboard")
     form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        email = form.cleaned_data["email"]
-        with transaction.atomic():
-            user = get_user_model().objects.create_user(
-                username=email, email=email, password=form.cleaned_data["password1"]
-            )
-            organization = services.organization_create(
-                slug=_free_slug(form.cleaned_data["organization"]),
-                name=form.cleaned_data["organization"],
-                plan=Plan.objects.get(slug=DEFAULT_PLAN_SLUG),
-            )
-            services.membership_add(organization=organization, user=user, role=Membership.Role.OWNER)
+        user, organization = services.organization_sign_up(
+            email=form.cleaned_data["email"],
+            password=form.cleaned_data["password1"],
+            organization_name=form.cleaned_data["organization"],
+        )
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         request.session[SESSION_ORGANIZATION] = str(organization.public_id)
         messages.success(request, f"Welcome to Uptimy. {organization.name} is on the free plan.")
         return redirect("web:dashboard")
     return render(request, "web/accounts/signup.html", {"form": form})
-
-
-def _free_slug(name: str) -> str:
-    """Return a slug made of the organization's name, with a random tail when the name's is taken."""
-    base = (slugify(name) or "org")[:48]
-    slug = base
-    while selectors.organization_slug_taken(slug=slug):
-        slug = f"{base}-{secrets.token_hex(3)}"
-    return slug
 
 
 @require_POST
@@ -361,7 +341,3 @@ def api_key_revoke(request: HttpRequest, seat: Seat, public_id: str) -> HttpResp
     services.api_key_revoke(api_key=key, now=timezone.now())
     messages.success(request, f"Revoked {key.prefix}…; calls with it now answer 401.")
     return redirect("web:api-keys")
-
-
-def home(request: HttpRequest) -> HttpResponseRedirect:
-    return HttpResponseRedirect(reverse("web:dashboard"))

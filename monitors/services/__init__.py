@@ -37,6 +37,7 @@ from monitors.services.tenancy import (
     hash_api_key,
     membership_add,
     organization_create,
+    organization_sign_up,
 )
 
 __all__ = [
@@ -61,6 +62,7 @@ __all__ = [
     "maintenance_window_update",
     "membership_add",
     "organization_create",
+    "organization_sign_up",
     "outcomes_record",
     "results_prune",
     "rollups_refresh",
