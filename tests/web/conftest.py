@@ -70,6 +70,7 @@ class _NotFound(BaseHTTPRequestHandler):
         self._answer()
 
     def _answer(self) -> None:
+        self.server.authorizations.append(self.headers.get("Authorization"))  # type: ignore[attr-defined]
         body = b"<h1>Not Found</h1>"
         self.send_response(404)
         self.send_header("Content-Type", "text/html")
@@ -82,16 +83,24 @@ class _NotFound(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def no_mcp_url() -> Iterator[str]:
-    """Serve a site that answers 404 to every path on loopback: a URL with no MCP endpoint."""
+def no_mcp_server() -> Iterator[ThreadingHTTPServer]:
+    """Serve a site that answers 404 to every path on loopback; ``authorizations`` lists what each request sent."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+    server.authorizations = []  # type: ignore[attr-defined]
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/mcp"  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/mcp"
+        yield server
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def no_mcp_url(no_mcp_server) -> str:
+    """Return a loopback URL with no MCP endpoint (every path answers 404)."""
+    return no_mcp_server.url
 
 
 @pytest.fixture(autouse=True)

@@ -430,3 +430,15 @@ def test_a_header_given_in_two_rows_is_named_not_silently_dropped(owner, org):
     assert errors["headers"] == ["Authorization: This header is given twice."]
     assert errors["name"] == ["This field may not be blank."]
     assert not Healthcheck.objects.exists()
+
+
+@override_settings(UPTIMY_ALLOW_PRIVATE_TARGETS=True)
+def test_test_now_on_the_edit_form_sends_the_stored_header_value_behind_the_mask(
+    owner, org, make_check, no_mcp_server
+):
+    healthcheck = make_check(org, uri=no_mcp_server.url, headers={"Authorization": "Bearer stored-secret"})
+    form = {**MCP_FORM, "uri": no_mcp_server.url, "header_value_0": MASK, "action": "test"}
+    answer = owner.post(f"/app/healthchecks/{healthcheck.public_id}/edit/", form)
+    assert answer.context["trial"].kind == "no_endpoint"
+    assert "Bearer stored-secret" in no_mcp_server.authorizations
+    assert "stored-secret" not in answer.content.decode()
