@@ -30,14 +30,15 @@ HOW_TO = "apt-get install -y --no-install-recommends chromium"
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
-    """Start Debian's Chromium once for the session, headless, through Playwright.
+    """Start Debian's Chromium once for this module, headless, through Playwright.
 
-    Playwright's sync API keeps an event loop on the main thread while it lives, and Django
-    refuses synchronous database calls beside a running loop; the tests' own ORM calls are plain
-    synchronous code, so the check is off while the browser runs (the live server's thread has
-    no loop and is unaffected). Hence the database is set up first.
+    Playwright's sync API keeps an event loop running on the main thread while it lives: it is
+    stopped when this module ends, or every later test calling asyncio.run() there would fail.
+    Django refuses synchronous database calls beside a running loop; the tests' own ORM calls
+    are plain synchronous code, so that check is off while the browser runs (the live server's
+    thread has no loop and is unaffected). Hence the database is set up first.
     """
     if not CHROMIUM.exists():
         unavailable(f"Chromium is not installed at {CHROMIUM}: {HOW_TO}", switch=BROWSER_SWITCH)
