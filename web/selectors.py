@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.db.models import QuerySet
 from rest_framework.exceptions import ValidationError as FilterRefused
 
@@ -26,6 +27,8 @@ from probes.checks import UnknownCheckKind, check_kind
 from web.results import ResultView, view_of_result
 
 STATUS_CHANGES_SHOWN = 20
+# Healthchecks per dashboard page: a page's figures cost the same however many the organization has.
+PAGE_SIZE = 50
 CHART_SPANS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
 
 
@@ -51,6 +54,7 @@ class Dashboard:
     rows: list[DashboardRow]
     errors: dict[str, list[str]]
     tags: list[str]
+    page: Page[Healthcheck] | None
 
 
 def dashboard(*, organization: Organization, query: Mapping[str, str], now: datetime) -> Dashboard:
@@ -66,9 +70,11 @@ def dashboard(*, organization: Organization, query: Mapping[str, str], now: date
     errors: dict[str, list[str]] = {}
     filtered = HealthcheckFilter(wanted, queryset=base)
     healthchecks: list[Healthcheck] = []
+    page: Page[Healthcheck] | None = None
     try:
         if filtered.is_valid():
-            healthchecks = list(filtered.qs)
+            page = Paginator(filtered.qs, PAGE_SIZE).get_page(query.get("page"))
+            healthchecks = list(page.object_list)
         else:
             errors = {
                 key: [str(message) for message in messages] for key, messages in filtered.errors.items()
@@ -111,7 +117,7 @@ def dashboard(*, organization: Organization, query: Mapping[str, str], now: date
             .exclude(tag_rows__name=None)
         )
     )
-    return Dashboard(rows=rows, errors=errors, tags=tags)
+    return Dashboard(rows=rows, errors=errors, tags=tags, page=page)
 
 
 @dataclass(frozen=True, slots=True)

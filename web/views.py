@@ -80,7 +80,10 @@ def switch_organization(request: HttpRequest, seat: Seat) -> HttpResponse:
 def dashboard(request: HttpRequest, seat: Seat) -> HttpResponse:
     """List every healthcheck with its status, filtered by the query string; htmx refreshes the rows."""
     board = web_selectors.dashboard(organization=seat.organization, query=request.GET, now=timezone.now())
+    kept = request.GET.copy()
+    kept.pop("page", None)
     context = {
+        "filters_query": kept.urlencode(),
         "seat": seat,
         "board": board,
         "query": request.GET,

@@ -442,3 +442,16 @@ def test_test_now_on_the_edit_form_sends_the_stored_header_value_behind_the_mask
     assert answer.context["trial"].kind == "no_endpoint"
     assert "Bearer stored-secret" in no_mcp_server.authorizations
     assert "stored-secret" not in answer.content.decode()
+
+
+def test_the_dashboard_pages_through_many_healthchecks_keeping_the_filters(
+    owner, org, make_check, monkeypatch
+):
+    monkeypatch.setattr("web.selectors.PAGE_SIZE", 2)
+    for index in range(5):
+        make_check(org, name=f"Check {index}")
+    first = owner.get("/app/?search=check")
+    assert len(first.context["board"].rows) == 2
+    assert 'href="?search=check&amp;page=2">Next</a>' in first.content.decode()
+    last = owner.get("/app/?search=check&page=3")
+    assert [row.healthcheck.name for row in last.context["board"].rows] == ["Check 0"]
