@@ -202,6 +202,11 @@ class SlotVerdict(models.Model):
     settle_at = models.DateTimeField(
         null=True, blank=True, help_text="When the open slot is decided without the regions still silent."
     )
+    held_split = models.BooleanField(
+        default=False,
+        help_text="The slot last decided split its regions at an outage's start or end and was held "
+        "for the next one (monitors.rules.holds_split).",
+    )
 
     class Meta:
         indexes = [

@@ -40,7 +40,8 @@ One verdict per slot (:func:`slot_due`)
     region awaiting a recheck has not), or when the slot's settle window (:func:`settle_window`)
     closes with a region still silent: then the silent regions do not vote and are named. So
     the regions' results of one slot never pass through an intermediate status, and a new
-    check waits for its first quorum instead of taking one region's word.
+    check waits for its first quorum instead of taking one region's word. A slot whose regions
+    split across an outage's start or end (:func:`holds_split`) is held for the next one.
 
 The cause (:func:`cause_of`)
     A DOWN or DEGRADED verdict has a cause: the kind most failing regions share, the sentence,
@@ -337,6 +338,24 @@ def slot_due(
     silent = tuple(slug for slug in expected if (at := regions[slug].decided_slot) is None or at < slot)
     later = [at for at in reported if at > slot]
     return SlotCall(slot, silent, settle_at=later[0] + settle if later else None)
+
+
+def holds_split(*, verdict: Verdict, current: Status, held_last: bool) -> bool:
+    """Return whether a slot's verdict waits for the next slot, because its regions split at a boundary.
+
+    A server that stops or comes back while a slot runs is checked by some regions before and by
+    others after: the slot says DEGRADED (some regions DOWN, others UP) between UP and DOWN
+    although no region was ever partly out. So a DEGRADED verdict with failing regions that
+    would change an UP or DOWN check is held once: the slot counts as decided, the status stays,
+    and the next slot, which every region checks on the same side, decides. A partial outage
+    that lasts is told one interval later; at most one slot in a row is ever held.
+    """
+    return (
+        not held_last
+        and verdict.status is Status.DEGRADED
+        and bool(verdict.failed_regions)
+        and current in (Status.UP, Status.DOWN)
+    )
 
 
 # --- The cause of a failing verdict -------------------------------------------------------------

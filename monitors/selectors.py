@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TypedDict
@@ -13,7 +14,7 @@ from uuid import UUID
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.db import connection
-from django.db.models import Field, Model, Prefetch, Q, QuerySet, Sum
+from django.db.models import Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 
 from monitors import latency
 from monitors.maintenance import (
@@ -35,10 +36,14 @@ from monitors.models import (
     ProbeResult,
     Region,
     Rollup,
+    StatusChange,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
+from monitors.uptime import Interval, Run, down_since, down_until
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
+from probes.text import storable
+from probes.types import Status
 
 logger = logging.getLogger(__name__)
 
@@ -88,23 +93,50 @@ def api_key_by_hash(*, key_hash: str) -> ApiKey | None:
     )
 
 
-def check_configs(*, healthcheck_ids: list[int]) -> dict[int, CheckConfig]:
+@dataclass(frozen=True)
+class CheckConfigs:
+    """The engine configs of a batch's healthcheck ids: those that run, and why the others can't."""
+
+    runnable: dict[int, CheckConfig]
+    # Healthcheck id -> the sentence its result says: the check is down until someone fixes it.
+    unrunnable: dict[int, str]
+
+
+def check_configs(*, healthcheck_ids: list[int]) -> CheckConfigs:
     """Return the runnable engine config of each unpaused healthcheck, header values decrypted.
 
     A healthcheck whose stored config no longer parses (a rule tightened since it was saved) or
-    whose headers can't be decrypted is left out and logged, so one bad row never stops a batch.
+    whose headers can't be decrypted can't run; it is returned with the reason, which its result
+    records, so its owner is told instead of it silently going unchecked, and one bad row never
+    stops a batch.
     """
-    configs: dict[int, CheckConfig] = {}
+    runnable: dict[int, CheckConfig] = {}
+    unrunnable: dict[int, str] = {}
     rows = Healthcheck.objects.filter(id__in=healthcheck_ids, paused=False).values_list(
         "id", "type", "config", "secret_headers"
     )
     for hc_id, check_type, config, secret_headers in rows:
         try:
             data = {**config, "headers": decrypt_headers(secret_headers)}
-            configs[hc_id] = check_kind(check_type).parse(data)
-        except (ConfigError, SecretUnreadable, ValueError) as exc:
-            logger.error("healthcheck %s can't run: %s", hc_id, type(exc).__name__)
-    return configs
+            runnable[hc_id] = check_kind(check_type).parse(data)
+        except SecretUnreadable:
+            unrunnable[hc_id] = UNREADABLE_HEADERS_REASON
+        except ConfigError as exc:
+            unrunnable[hc_id] = (
+                f"{INVALID_CONFIG_REASON} ({storable(str(exc), 300)}); edit the healthcheck to fix them"
+            )
+        except (ValueError, TypeError, AttributeError):
+            unrunnable[hc_id] = f"{INVALID_CONFIG_REASON}; edit the healthcheck to fix them"
+    for hc_id, reason in unrunnable.items():
+        logger.error("healthcheck %s can't run: %s", hc_id, reason)
+    return CheckConfigs(runnable, unrunnable)
+
+
+INVALID_CONFIG_REASON = "Uptimy can't run this check: its stored settings no longer pass validation"
+UNREADABLE_HEADERS_REASON = (
+    "Uptimy can't run this check: its stored header values can't be decrypted with this server's keys; "
+    "enter them again"
+)
 
 
 def results_of(
@@ -468,3 +500,252 @@ def _tags_of(healthcheck_ids: list[int]) -> dict[int, set[str]]:
 
 # The half-open range [at, at + _INSTANT) asks about the moment ``at`` alone.
 _INSTANT = timedelta(microseconds=1)
+
+
+# --- uptime history (monitors.uptime's inputs) -----------------------------------------------------
+
+# The measured statuses: pending and paused time is unmonitored and leaves the denominator.
+MEASURED_STATUSES = frozenset({Status.UP.value, Status.DEGRADED.value, Status.DOWN.value})
+# The raw-result windows read per query when refining downtime bounds (they travel as arrays).
+BOUND_WINDOWS_PER_QUERY = 20_000
+# Slack past the rechecks when looking back for the results that led to a change: the verdict
+# waits for the slowest region (its timeout, the settle window).
+BOUND_SLACK = timedelta(minutes=2)
+
+
+@dataclass(frozen=True)
+class UptimeHistory:
+    """Hold one healthcheck's downtime and measured intervals over a period, and how downtime was bounded."""
+
+    downtime: list[Interval]
+    measured: list[Interval]
+    # Downtime bounds taken at the status change's time because the raw results were gone.
+    bounds_from_changes: int = 0
+
+
+def uptime_history(
+    *, healthchecks: Sequence[Healthcheck], start: datetime, end: datetime
+) -> dict[int, UptimeHistory]:
+    """Return each healthcheck's downtime and measured intervals over ``[start, end)``, from its status changes.
+
+    The status at ``start`` is the first later change's ``from_status`` (or the current status
+    when nothing changed since); nothing before the check's creation counts as measured, nor
+    does pending or paused time.
+
+    Downtime runs from the first failing result that led to ``down`` to the first good result
+    of the recovery (``monitors.uptime.down_since`` / ``down_until``), read from the raw results
+    just before each change. Raw results are pruned after the plan's retention: where they are
+    gone (or never came, as for a stale region) the bound falls back to the status change's own
+    time, which is later by the rechecks (``bounds_from_changes`` counts those). So a period
+    older than the retention reads a little less downtime than it did while its results were kept.
+
+    The healthchecks need ``id``, ``created_at``, ``status``, ``quorum``, ``interval_seconds``,
+    ``recheck_count`` and ``recheck_delay_seconds`` loaded. Queries: one for the changes and,
+    when some went to or from down, one for each check's oldest kept result and, if some of
+    those changes are newer, one per BOUND_WINDOWS_PER_QUERY of them for the results.
+    """
+    changes: dict[int, list[tuple[datetime, str, str]]] = defaultdict(list)
+    rows = (
+        StatusChange.objects.filter(
+            healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=end
+        )
+        .order_by("healthcheck_id", "at", "id")
+        .values_list("healthcheck_id", "at", "from_status", "to_status")
+    )
+    for hc_id, at, from_status, to_status in rows:
+        changes[hc_id].append((at, from_status, to_status))
+    timelines = {hc.id: _timeline(hc, changes.get(hc.id, []), start, end) for hc in healthchecks}
+    bounds = _down_bounds(healthchecks, timelines)
+    result: dict[int, UptimeHistory] = {}
+    for hc in healthchecks:
+        measured, episodes = timelines[hc.id]
+        downtime: list[Interval] = []
+        fallbacks = 0
+        for episode in episodes:
+            begin, finish = episode.start, episode.end
+            if episode.into is not None:
+                found = bounds.get((hc.id, episode.into, True))
+                fallbacks += found is None
+                begin = max(found or begin, start)
+            if episode.out_of is not None:
+                found = bounds.get((hc.id, episode.out_of, False))
+                fallbacks += found is None
+                finish = min(max(found or finish, begin), end)
+            downtime.append(Interval(begin, finish))
+        result[hc.id] = UptimeHistory(downtime, measured, fallbacks)
+    return result
+
+
+@dataclass(frozen=True)
+class _Episode:
+    """Hold one down stretch as the changes say, and the changes that open and close it (None: a period bound)."""
+
+    start: datetime
+    end: datetime
+    into: datetime | None  # the change to down, when inside the period
+    out_of: datetime | None  # the change out of down, when inside the period
+    look_back_from: datetime  # the change before ``into``, or the check's creation
+
+
+def _timeline(
+    hc: Healthcheck, own: list[tuple[datetime, str, str]], start: datetime, end: datetime
+) -> tuple[list[Interval], list[_Episode]]:
+    begin = max(start, hc.created_at)
+    status = own[0][1] if own else hc.status
+    measured: list[Interval] = []
+    episodes: list[_Episode] = []
+    cursor = begin
+    previous_change = hc.created_at
+    opened: datetime | None = None  # the change to down that opened the current status, if in the period
+    opened_after = hc.created_at  # the change before it: its look-back goes no further
+    for at, _, to_status in [*own, (end, "", "")]:
+        change_at = at
+        at = max(at, begin)
+        if at > cursor:
+            if status in MEASURED_STATUSES:
+                # Measured stretches join across up/down/degraded changes: one interval, not hundreds.
+                if measured and measured[-1].end == cursor:
+                    measured[-1] = Interval(measured[-1].start, at)
+                else:
+                    measured.append(Interval(cursor, at))
+            if status == Status.DOWN.value:
+                closed = change_at if to_status else None
+                episodes.append(_Episode(cursor, at, opened, closed, opened_after))
+            cursor = at
+        if to_status:
+            opened = change_at if to_status == Status.DOWN.value and change_at >= begin else None
+            opened_after = previous_change
+            previous_change = change_at
+            status = to_status
+    return measured, episodes
+
+
+def _look_back(hc: Healthcheck) -> timedelta:
+    """Return how far before a change its deciding results can lie: a slot, its rechecks and slack."""
+    return timedelta(seconds=hc.interval_seconds + hc.recheck_count * hc.recheck_delay_seconds) + BOUND_SLACK
+
+
+def _down_bounds(
+    healthchecks: Sequence[Healthcheck], timelines: Mapping[int, tuple[list[Interval], list[_Episode]]]
+) -> dict[tuple[int, datetime, bool], datetime]:
+    """Return the refined bound of each change into (True) or out of (False) down, where results say it.
+
+    Keyed by (healthcheck id, change time, into down).
+    """
+    by_id = {hc.id: hc for hc in healthchecks}
+    windows: list[tuple[int, datetime, bool, datetime, datetime]] = []
+    for hc_id, (_, episodes) in timelines.items():
+        back = _look_back(by_id[hc_id])
+        for episode in episodes:
+            if episode.into is not None:
+                windows.append(
+                    (
+                        hc_id,
+                        episode.into,
+                        True,
+                        max(episode.into - back, episode.look_back_from),
+                        episode.into,
+                    )
+                )
+            if episode.out_of is not None:
+                after = episode.into if episode.into is not None else episode.out_of - back
+                windows.append(
+                    (hc_id, episode.out_of, False, max(episode.out_of - back, after), episode.out_of)
+                )
+    windows = _retained(windows, by_id)
+    found: dict[tuple[int, datetime, bool], datetime] = {}
+    for first in range(0, len(windows), BOUND_WINDOWS_PER_QUERY):
+        chunk = windows[first : first + BOUND_WINDOWS_PER_QUERY]
+        runs: dict[int, list[Run]] = defaultdict(list)
+        for index, region_id, checked_at, failing in _window_results(
+            [(hc_id, after - _slot_lag(by_id[hc_id]), until) for hc_id, _, _, after, until in chunk]
+        ):
+            runs[index].append(Run(checked_at, region_id, failing))
+        for index, (hc_id, change_at, into, after, until) in enumerate(chunk):
+            inside = [run for run in runs.get(index, ()) if after < run.at <= until]
+            quorum = by_id[hc_id].quorum
+            bound = down_since(inside, quorum=quorum) if into else down_until(inside, quorum=quorum)
+            if bound is not None:
+                found[(hc_id, change_at, into)] = bound
+    return found
+
+
+def _retained(
+    windows: list[tuple[int, datetime, bool, datetime, datetime]], by_id: Mapping[int, Healthcheck]
+) -> list[tuple[int, datetime, bool, datetime, datetime]]:
+    """Return the windows whose raw results are still kept: none older than each check's oldest result.
+
+    Pruning deletes a check's results oldest first (monitors.services.results_prune), so a window
+    that ends before the oldest result left has lost its results: it is not looked up. One index
+    probe per check (the newest-first slot index read from its end).
+    """
+    if not windows:
+        return windows
+    oldest = dict(
+        Healthcheck.objects.filter(id__in={window[0] for window in windows})
+        .annotate(
+            oldest=Subquery(
+                ProbeResult.objects.filter(healthcheck_id=OuterRef("pk")).order_by("slot").values("slot")[:1]
+            )
+        )
+        .values_list("id", "oldest")
+    )
+    return [
+        window for window in windows if (first := oldest.get(window[0])) is not None and window[4] >= first
+    ]
+
+
+def _window_results(
+    windows: Sequence[tuple[int, datetime, datetime]],
+) -> list[tuple[int, int, datetime, bool]]:
+    """Return (window index, region id, checked_at, failing) of the results of ``(healthcheck, slot > lo, slot <= hi)`` windows.
+
+    One statement for all the windows, which travel as one JSON document (jsonb_to_recordset on
+    PostgreSQL, json_each on SQLite): a flapping check's thousands of episodes cost an index probe
+    each, where an OR of thousands of terms, a VALUES list of thousands of parameters or arrays
+    quoted by the driver cost the page hundreds of milliseconds just to be sent and planned.
+    """
+    quote = connection.ops.quote_name
+    table = quote(ProbeResult._meta.db_table)
+    hc, region, slot, checked, status = (
+        quote(_column(ProbeResult, name))
+        for name in ("healthcheck", "region", "slot", "checked_at", "status")
+    )
+    if connection.vendor == "postgresql":
+        source = "jsonb_to_recordset(%s::jsonb) AS w (k integer, hc bigint, lo timestamptz, hi timestamptz)"
+        rows = [
+            {"k": index, "hc": hc_id, "lo": low.isoformat(), "hi": high.isoformat()}
+            for index, (hc_id, low, high) in enumerate(windows)
+        ]
+    else:
+        adapt = connection.ops.adapt_datetimefield_value
+        source = (
+            "(SELECT json_extract(value, '$.k') AS k, json_extract(value, '$.hc') AS hc,"
+            " json_extract(value, '$.lo') AS lo, json_extract(value, '$.hi') AS hi FROM json_each(%s)) AS w"
+        )
+        rows = [
+            {"k": index, "hc": hc_id, "lo": adapt(low), "hi": adapt(high)}
+            for index, (hc_id, low, high) in enumerate(windows)
+        ]
+    params = [json.dumps(rows)]
+    sql = (
+        f"SELECT w.k, r.{region}, r.{checked}, r.{status} FROM {source} "  # noqa: S608 - quoted names, values are parameters
+        f"JOIN {table} r ON r.{hc} = w.hc AND r.{slot} > w.lo AND r.{slot} <= w.hi"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        found = cursor.fetchall()
+    return [
+        (int(k), int(region_id), _aware(at), state == Status.DOWN.value) for k, region_id, at, state in found
+    ]
+
+
+def _aware(value: datetime | str) -> datetime:
+    """Return a raw query's datetime as an aware UTC datetime (SQLite hands back text or naive values)."""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _slot_lag(hc: Healthcheck) -> timedelta:
+    """Return how far a run's ``checked_at`` can trail its slot: its rechecks and a timeout's slack."""
+    return timedelta(seconds=hc.recheck_count * hc.recheck_delay_seconds) + BOUND_SLACK

@@ -40,6 +40,9 @@ class FailureKind(StrEnum):
     REDIRECT_REFUSED = "redirect_refused"
     TOO_LARGE = "too_large"
     KEYWORD = "keyword"
+    # Uptimy can't run the check as stored: its settings no longer pass a rule tightened since
+    # they were saved, or its header values can't be decrypted with the server's keys.
+    CONFIG = "config"
 
 
 class Access(StrEnum):

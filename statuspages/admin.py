@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from monitors.admin import ModelAdmin, TabularInline
-from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.models import (
+    Component,
+    ComponentGroup,
+    IncidentUpdate,
+    Notice,
+    NoticeDelivery,
+    PublishedIncident,
+    StatusChangeCursor,
+    StatusPage,
+    Subscriber,
+)
 
 
 class ComponentInline(TabularInline[Component, StatusPage]):
@@ -44,6 +56,8 @@ class ComponentAdmin(ModelAdmin[Component]):
     list_display = ["display_name", "page", "healthcheck", "group", "position"]
     search_fields = ["display_name"]
     raw_id_fields = ["page", "healthcheck", "group"]
+    # Shown, as the page's domain_token is; rotated through the API (…/rotate-badge-token/).
+    readonly_fields = ["public_id", "badge_token", "created_at", "updated_at"]
 
 
 class IncidentUpdateInline(TabularInline[IncidentUpdate, PublishedIncident]):
@@ -54,15 +68,53 @@ class IncidentUpdateInline(TabularInline[IncidentUpdate, PublishedIncident]):
 
 @admin.register(PublishedIncident)
 class PublishedIncidentAdmin(ModelAdmin[PublishedIncident]):
-    list_display = ["title", "page", "impact", "status", "created_at", "resolved_at"]
-    list_filter = ["impact", "status"]
+    list_display = ["title", "page", "draft", "impact", "status", "created_at", "resolved_at"]
+    list_filter = ["draft", "impact", "status"]
     search_fields = ["title"]
-    raw_id_fields = ["page"]
+    raw_id_fields = ["page", "drafted_for"]
     filter_horizontal = ["components"]
     inlines = [IncidentUpdateInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[PublishedIncident]:
+        # Drafts too: the default manager is the public readers' and leaves them out.
+        return PublishedIncident.with_drafts.all()
 
 
 @admin.register(IncidentUpdate)
 class IncidentUpdateAdmin(ModelAdmin[IncidentUpdate]):
     list_display = ["incident", "status", "created_at"]
     raw_id_fields = ["incident"]
+
+
+@admin.register(Subscriber)
+class SubscriberAdmin(ModelAdmin[Subscriber]):
+    """Show subscribers; a webhook's URL and secret stay encrypted (its masked URL is shown)."""
+
+    list_display = ["__str__", "kind", "page", "confirmed_at", "disabled_reason", "created_at"]
+    list_filter = ["kind"]
+    search_fields = ["email", "url_shown"]
+    readonly_fields = ["public_id", "kind", "url_shown", "created_at", "confirmation_sent_at"]
+    exclude = ["config_encrypted"]
+    raw_id_fields = ["page"]
+    filter_horizontal = ["components"]
+
+
+@admin.register(Notice)
+class NoticeAdmin(ModelAdmin[Notice]):
+    list_display = ["kind", "page", "key", "at", "fanned_out_at"]
+    list_filter = ["kind"]
+    raw_id_fields = ["page", "subscriber"]
+    readonly_fields = ["public_id"]
+
+
+@admin.register(NoticeDelivery)
+class NoticeDeliveryAdmin(ModelAdmin[NoticeDelivery]):
+    list_display = ["notice", "subscriber", "state", "attempts", "next_attempt_at", "sent_at"]
+    list_filter = ["state"]
+    raw_id_fields = ["notice", "subscriber"]
+    readonly_fields = ["public_id", "created_at"]
+
+
+@admin.register(StatusChangeCursor)
+class StatusChangeCursorAdmin(ModelAdmin[StatusChangeCursor]):
+    list_display = ["name", "position", "gap_at", "gap_since"]

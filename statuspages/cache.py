@@ -48,3 +48,22 @@ def html_key(page_id: int, address: str) -> str:
     """Return the key of the page's HTML as reached at ``address`` (its slug path or its domain)."""
     digest = hashlib.sha256(address.encode()).hexdigest()[:16]
     return f"statuspages:html:{page_id}:{page_version(page_id)}:{digest}"
+
+
+# A custom domain's answer (verified or not) is kept this long; every write that changes a
+# page's domain or its verification forgets it at once (domain_changed).
+DOMAIN_SECONDS = 300
+UNKNOWN_HOST_SECONDS = 60
+
+
+def domain_key(domain: str) -> str:
+    """Return the key under which whether ``domain`` is a verified custom domain is kept."""
+    return "statuspages:domain:" + hashlib.sha256(domain.encode()).hexdigest()[:32]
+
+
+def domain_changed(*domains: str | None) -> None:
+    """Forget what is kept about these domains, now and again once the write commits."""
+    keys = [domain_key(domain) for domain in domains if domain]
+    if keys:
+        cache.delete_many(keys)
+        transaction.on_commit(functools.partial(cache.delete_many, keys))

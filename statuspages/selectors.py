@@ -7,21 +7,36 @@ their updates), so a page of 50 components costs what a page of 5 does.
 
 from __future__ import annotations
 
+import re
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.functions import Coalesce
 
-from monitors.models import Healthcheck, Organization, ProbeResult, RegionState, Rollup, StatusChange
-from monitors.selectors import maintenance_covering
+from monitors.maintenance import occurrences
+from monitors.models import (
+    Healthcheck,
+    HealthcheckTag,
+    MaintenanceWindow,
+    Organization,
+    ProbeResult,
+    RegionState,
+    Rollup,
+)
+from monitors.selectors import maintenance_covering, maintenance_live, uptime_history
 from probes.types import Status
 from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.render import badges
+from statuspages.render import maintenances as scheduled
 from statuspages.render import statuspage_api as api
 from statuspages.render.bars import DAYS, DayBar, IncidentSpan, Interval, day_bars, period_uptime
 from statuspages.render.chart import Point
+from statuspages.render.periods import PERIODS, rolling_uptime
 from statuspages.render.vocabulary import (
     ComponentStatus,
     Impact,
@@ -37,7 +52,6 @@ CHART_HOURS = 24
 RECENT_INCIDENT_DAYS = 14
 # A history page is one year; more incidents than this in a year are cut (newest kept).
 MAX_HISTORY_INCIDENTS = 1000
-MEASURED = frozenset({Status.UP.value, Status.DEGRADED.value, Status.DOWN.value})
 
 
 # --- lookups -------------------------------------------------------------------------------------
@@ -51,13 +65,22 @@ def page_by_slug(*, slug: str) -> StatusPage | None:
     return StatusPage.objects.filter(slug=slug).first()
 
 
+def _domain_of(host: str) -> str:
+    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+    return name.strip().lower().removesuffix(".")
+
+
 def page_by_domain(*, host: str) -> StatusPage | None:
     """Return the page whose verified custom domain is ``host`` (port and trailing dot ignored)."""
-    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    name = name.strip().lower().removesuffix(".")
+    name = _domain_of(host)
     if not name:
         return None
     return StatusPage.objects.filter(custom_domain=name, domain_verified_at__isnull=False).first()
+
+
+def is_verified_domain(*, domain: str) -> bool:
+    """Return whether ``domain`` (lower case, no port) is a page's verified custom domain."""
+    return StatusPage.objects.filter(custom_domain=domain, domain_verified_at__isnull=False).exists()
 
 
 # --- what the renderers are given ----------------------------------------------------------------
@@ -143,6 +166,11 @@ def _components(page: StatusPage) -> list[Component]:
             "healthcheck__id",
             "healthcheck__status",
             "healthcheck__created_at",
+            # What monitors.selectors.uptime_history reads to bound downtime by the raw results.
+            "healthcheck__quorum",
+            "healthcheck__interval_seconds",
+            "healthcheck__recheck_count",
+            "healthcheck__recheck_delay_seconds",
         )
     )
 
@@ -171,50 +199,6 @@ def _incidents(
             ),
         )
     )
-
-
-def _history_intervals(
-    healthchecks: Sequence[Healthcheck], start: datetime, now: datetime
-) -> dict[int, tuple[list[Interval], list[Interval]]]:
-    """Return each healthcheck's downtime and measured intervals since ``start``, from its status changes.
-
-    The status at ``start`` is the first later change's ``from_status`` (or the current status
-    when nothing changed since); nothing before the check's creation counts as measured.
-    """
-    changes: dict[int, list[tuple[datetime, str, str]]] = defaultdict(list)
-    rows = (
-        StatusChange.objects.filter(
-            healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=now
-        )
-        .order_by("healthcheck_id", "at", "id")
-        .values_list("healthcheck_id", "at", "from_status", "to_status")
-    )
-    for hc_id, at, from_status, to_status in rows:
-        changes[hc_id].append((at, from_status, to_status))
-    result: dict[int, tuple[list[Interval], list[Interval]]] = {}
-    for hc in healthchecks:
-        own = changes.get(hc.id, [])
-        begin = max(start, hc.created_at)
-        status = own[0][1] if own else hc.status
-        down: list[Interval] = []
-        data: list[Interval] = []
-        cursor = begin
-        for at, _, to_status in [*own, (now, "", "")]:
-            at = max(at, begin)
-            if at > cursor:
-                if status in MEASURED:
-                    # Measured stretches join across up/down/degraded changes: one interval, not hundreds.
-                    if data and data[-1].end == cursor:
-                        data[-1] = Interval(data[-1].start, at)
-                    else:
-                        data.append(Interval(cursor, at))
-                if status == Status.DOWN.value:
-                    down.append(Interval(cursor, at))
-                cursor = at
-            if to_status:
-                status = to_status
-        result[hc.id] = (down, data)
-    return result
 
 
 def _maintenance(
@@ -292,6 +276,7 @@ def _content(
     incidents: Sequence[PublishedIncident],
     status: PageStatus,
     url: str,
+    maintenances: Sequence[api.Incident] = (),
 ) -> api.PageContent:
     members: dict[int, list[ComponentView]] = defaultdict(list)
     for view in views:
@@ -323,6 +308,7 @@ def _content(
         status=status,
         components=tuple(shown),
         incidents=tuple(_api_incident(incident, url, statuses) for incident in incidents),
+        maintenances=tuple(maintenances),
     )
 
 
@@ -383,12 +369,19 @@ def _api_incident(
 
 
 def page_view(
-    *, page: StatusPage, now: datetime, url: str, history: bool = True, incidents: str = "recent"
+    *,
+    page: StatusPage,
+    now: datetime,
+    url: str,
+    history: bool = True,
+    incidents: str = "recent",
+    maintenances: bool = True,
 ) -> PageView:
     """Read everything the page shows at ``now``; ``url`` is its public address (for the JSON).
 
     ``history`` adds the 90-day bars, the response-time points and the MCP details (the HTML);
-    the JSON leaves them out. ``incidents`` picks which published incidents are read:
+    the JSON leaves them out. ``maintenances`` adds the scheduled maintenances (completed
+    lately, in progress, upcoming) of the windows that cover the page's components. ``incidents`` picks which published incidents are read:
     ``recent`` (open ones and those resolved within RECENT_INCIDENT_DAYS), ``unresolved``, or
     ``latest`` (the last INCIDENTS_LIMIT).
     """
@@ -411,7 +404,7 @@ def page_view(
     # The JSON needs only whether maintenance holds each component now; the bars, the 90 days.
     maintenance = _maintenance(healthchecks, page.organization_id, window_start if history else now, now)
     if history:
-        intervals = _history_intervals(healthchecks, window_start, now)
+        intervals = uptime_history(healthchecks=healthchecks, start=window_start, end=now)
         points = _points(ids, now)
         mcp = _mcp_details([c.healthcheck_id for c in components if c.show_mcp_details])
         window_incidents = _incidents(
@@ -432,13 +425,13 @@ def page_view(
         if not history:
             views.append(ComponentView(component, status, down.get(hc.id, 0)))
             continue
-        downtime, data = intervals[hc.id]
+        history_of = intervals[hc.id]
         bars = day_bars(
             now=now,
             time_zone=page.time_zone,
-            downtime=downtime,
+            downtime=history_of.downtime,
             maintenance=maintenance.get(hc.id, ()),
-            data=data,
+            data=history_of.measured,
             incidents=spans.get(component.id, ()),
         )
         views.append(
@@ -455,15 +448,67 @@ def page_view(
         Impact(incident.impact) for incident in listed if incident.status != PublishedIncident.Status.RESOLVED
     ]
     overall = page_status((view.status for view in views), unresolved)
+    planned = _scheduled_maintenances(page, views, groups, now, url) if maintenances else []
     return PageView(
         page=page,
         status=overall,
         components=tuple(views),
         groups=tuple(groups),
         incidents=tuple(listed),
-        content=_content(page, views, groups, listed, overall, url),
+        content=_content(page, views, groups, listed, overall, url, planned),
         sections=_sections(views, groups),
     )
+
+
+def _scheduled_maintenances(
+    page: StatusPage,
+    views: Sequence[ComponentView],
+    groups: Sequence[ComponentGroup],
+    now: datetime,
+    url: str,
+) -> list[api.Incident]:
+    """Return the page's scheduled maintenances: each listed occurrence of a window over one of its components.
+
+    Windows and occurrences are monitors' (``maintenance_live`` and ``monitors.maintenance``),
+    the same that put a component under maintenance; one query when the organization has no
+    window live from LOOKBACK ago to HORIZON ahead, three or four more otherwise.
+    """
+    start, end = now - scheduled.LOOKBACK, now + scheduled.HORIZON
+    windows = maintenance_live(start=start, end=end, organization_ids=[page.organization_id])
+    if not windows or not views:
+        return []
+    check_ids = {view.component.healthcheck_id for view in views}
+    tags: dict[int, set[str]] = defaultdict(set)
+    if any(window.tags for window in windows):
+        rows = HealthcheckTag.objects.filter(healthcheck_id__in=check_ids).values_list(
+            "healthcheck_id", "name"
+        )
+        for hc_id, name in rows:
+            tags[hc_id].add(name)
+    described = {
+        window_id: (name, description, created_at)
+        for window_id, name, description, created_at in MaintenanceWindow.objects.filter(
+            id__in=[window.id for window in windows]
+        ).values_list("id", "name", "description", "created_at")
+    }
+    group_ids = {group.id: str(group.public_id) for group in groups}
+    found: list[api.Incident] = []
+    for window in windows:
+        affected = [
+            _api_component(view, group_ids)
+            for view in views
+            if window.applies_to(view.component.healthcheck_id, tags.get(view.component.healthcheck_id, ()))
+        ]
+        if not affected or window.id not in described:
+            continue
+        name, description, created_at = described[window.id]
+        about = scheduled.Window(str(window.public_id), name, description, created_at)
+        spans = [(o.start, o.end) for o in occurrences(window.schedule, start, end)]
+        for begins, ends in scheduled.shown_occurrences(spans, now):
+            found.append(
+                scheduled.scheduled_maintenance(about, begins, ends, now=now, url=url, components=affected)
+            )
+    return found
 
 
 def _sections(views: Sequence[ComponentView], groups: Sequence[ComponentGroup]) -> tuple[Section, ...]:
@@ -510,3 +555,108 @@ def incident_history(*, page: StatusPage, year: int, now: datetime) -> list[Mont
     local_now = now.astimezone(zone)
     last = 12 if year < local_now.year else local_now.month if year == local_now.year else 0
     return [Month(date(year, month, 1), tuple(by_month.get(month, ()))) for month in range(last, 0, -1)]
+
+
+def feed_incidents(*, page: StatusPage, limit: int) -> list[PublishedIncident]:
+    """Return the page's last ``limit`` published incidents, newest first, with their updates and components."""
+    return _incidents(page, PublishedIncident.objects.all(), order=("-created_at", "-id"), limit=limit)
+
+
+# --- badges --------------------------------------------------------------------------------------
+
+# A badge URL's key: a component's public id (public pages) or its badge token (any page).
+BADGE_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}")
+BADGE_NAMES = ("status", *(f"uptime-{period}" for period in PERIODS), "response-time")
+
+
+def component_by_badge_key(*, key: str, slug: str | None = None, host: str | None = None) -> Component | None:
+    """Return the component a badge URL names on the page at ``slug`` (or the verified domain ``host``), or None.
+
+    Any page's component answers to its badge token; a public page's also to its public id. A
+    password page's public id names nothing here: its ids show in its JSON to those who signed in.
+    One query: the page, the component, its healthcheck and how many of its regions are down.
+    """
+    if not BADGE_KEY.fullmatch(key):
+        return None
+    if slug is not None:
+        on_page = Q(page__slug=slug)
+    else:
+        domain = _domain_of(host or "")
+        if not domain:
+            return None
+        on_page = Q(page__custom_domain=domain, page__domain_verified_at__isnull=False)
+    wanted = Q(badge_token=key)
+    public_id = _uuid(key)
+    if public_id is not None:
+        wanted |= Q(public_id=public_id, page__access=StatusPage.Access.PUBLIC)
+    down = (
+        RegionState.objects.filter(healthcheck_id=OuterRef("healthcheck_id"), status=Status.DOWN.value)
+        .values("healthcheck_id")
+        .annotate(count=Count("id"))
+        .values("count")
+    )
+    return (
+        Component.objects.filter(on_page, wanted)
+        .select_related("healthcheck")
+        .only(
+            "public_id",
+            "page_id",
+            "display_name",
+            "badge_token",
+            "healthcheck__id",
+            "healthcheck__status",
+            "healthcheck__created_at",
+            "healthcheck__organization_id",
+            # What monitors.selectors.uptime_history reads to bound downtime by the raw results.
+            "healthcheck__quorum",
+            "healthcheck__interval_seconds",
+            "healthcheck__recheck_count",
+            "healthcheck__recheck_delay_seconds",
+        )
+        .annotate(regions_down=Coalesce(Subquery(down, output_field=IntegerField()), 0))
+        .first()
+    )
+
+
+def _uuid(text: str) -> uuid.UUID | None:
+    try:
+        return uuid.UUID(text)
+    except ValueError:
+        return None
+
+
+def component_badge(*, component: Component, name: str, now: datetime) -> badges.Badge:
+    """Return what the component's badge ``name`` (one of BADGE_NAMES) says at ``now``.
+
+    The status is the page's (regions down, maintenance); uptime is the page's maths over a
+    rolling period (statuspages.render.periods); the response time is the mean of the chart's
+    hourly medians over its last CHART_HOURS. One to three queries, whatever the page holds.
+    """
+    hc = component.healthcheck
+    if name == "status":
+        maintenance = _maintenance([hc], hc.organization_id, now, now)
+        # Read with the component (component_by_badge_key); asked afresh for one given otherwise.
+        down = getattr(component, "regions_down", None)
+        status = component_status(
+            status=Status(hc.status),
+            regions_down=_regions_down([hc.id]).get(hc.id, 0) if down is None else down,
+            in_maintenance=_in_maintenance(maintenance.get(hc.id, ()), now),
+        )
+        return badges.status_badge(status, label=component.display_name)
+    if name.startswith("uptime-") and name.removeprefix("uptime-") in PERIODS:
+        period = name.removeprefix("uptime-")
+        start = now - PERIODS[period]
+        history = uptime_history(healthchecks=[hc], start=start, end=now)[hc.id]
+        maintenance = _maintenance([hc], hc.organization_id, start, now)
+        uptime = rolling_uptime(
+            now=now,
+            period=period,
+            downtime=history.downtime,
+            maintenance=maintenance.get(hc.id, ()),
+            data=history.measured,
+        )
+        return badges.uptime_badge(period, uptime)
+    if name == "response-time":
+        points = _points([hc.id], now).get(hc.id, [])
+        return badges.response_time_badge(sum(ms for _, ms in points) / len(points) if points else None)
+    raise ValueError(f"no badge named {name!r}")

@@ -19,17 +19,22 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_GET, require_http_methods
 
+from monitors.errors import ServiceError
 from statuspages import selectors, services
 from statuspages.cache import HTML_SECONDS, html_key
+from statuspages.feeds import FEED_ITEMS, FeedSource, IncidentsAtom, IncidentsRss
 from statuspages.models import StatusPage
+from statuspages.render import badges
 from statuspages.render import statuspage_api as api
 from statuspages.render.chart import response_time_svg
 from statuspages.render.etag import etag_matches, json_body, strong_etag
 from statuspages.render.strip import uptime_strip_svg
 from statuspages.render.vocabulary import ComponentStatus
+from statuspages.services.subscribers import unsubscribe_token_valid
 
 STATUS_LABELS = {
     ComponentStatus.OPERATIONAL: "Operational",
@@ -42,6 +47,8 @@ ACCESS_SALT = "statuspages.access"
 ACCESS_DAYS = 30
 JSON_MAX_AGE = 30
 PAGE_MAX_AGE = 30
+# Badges are fetched by README renderers and image proxies (GitHub's camo) that honour max-age.
+BADGE_MAX_AGE = 60
 # Password tries per client address and page in LOGIN_WINDOW seconds, then 429 until it passes.
 LOGIN_TRIES = 10
 LOGIN_WINDOW = 15 * 60
@@ -138,7 +145,14 @@ def _page_html(request: HttpRequest, where: Where) -> str:
         }
         for section in view.sections
     ]
-    context = {"where": where, "page": where.page, "view": view, "sections": sections}
+    context = {
+        "where": where,
+        "page": where.page,
+        "view": view,
+        "sections": sections,
+        "active_maintenances": api.active(view.content.maintenances),
+        "upcoming_maintenances": api.upcoming(view.content.maintenances),
+    }
     return render_to_string("statuspages/page.html", context, request=request)
 
 
@@ -164,6 +178,49 @@ def history(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         "next_year": year + 1 if year < this_year else None,
     }
     return _private_headers(render(request, "statuspages/history.html", context), where.page)
+
+
+# --- feeds ---------------------------------------------------------------------------------------
+
+FEEDS = {"rss": IncidentsRss, "atom": IncidentsAtom}
+
+
+def history_feed(request: HttpRequest, fmt: str, slug: str | None = None) -> HttpResponse:
+    """Answer the page's incident history as RSS (``history.rss``) or Atom (``history.atom``).
+
+    A password page's feed needs the page's sign-in cookie, as the page does (a reader that
+    signed in in the browser, or a feed reader given the cookie); a stranger gets a 403 that
+    says so rather than the HTML form a feed reader could not use.
+    """
+    if request.method not in ("GET", "HEAD"):
+        response = HttpResponse("Only GET.\n", status=405, content_type="text/plain; charset=utf-8")
+        response["Allow"] = "GET, HEAD"
+        return response
+    where = _where(request, slug)
+    if not _may_read(request, where.page):
+        response = HttpResponse(
+            "This status page needs its password: sign in on the page first.\n",
+            status=403,
+            content_type="text/plain; charset=utf-8",
+        )
+        return _private_headers(response, where.page)
+    source = FeedSource(
+        page=where.page,
+        url=where.url,
+        feed_url=where.url + f"history.{fmt}",
+        incidents=selectors.feed_incidents(page=where.page, limit=FEED_ITEMS),
+    )
+    drawn = FEEDS[fmt]()(request, source=source)
+    etag = strong_etag(drawn.content)
+    if etag_matches(request.headers.get("If-None-Match"), etag):
+        response = HttpResponse(status=304)
+    else:
+        response = drawn
+        if request.method == "HEAD":
+            response["Content-Length"] = str(len(drawn.content))
+            response.content = b""
+    response["ETag"] = etag
+    return _private_headers(response, where.page)
 
 
 def _client(request: HttpRequest) -> str:
@@ -217,13 +274,16 @@ def login(request: HttpRequest, slug: str | None = None) -> HttpResponse:
 
 Shape = Callable[[api.PageContent], dict[str, Any]]
 
-# Each endpoint: its shape, and which published incidents it needs read.
-ENDPOINTS: dict[str, tuple[Shape, str]] = {
-    "summary": (api.summary_json, "unresolved"),
-    "status": (api.status_json, "unresolved"),
-    "components": (api.components_json, "unresolved"),
-    "incidents": (api.incidents_json, "latest"),
-    "incidents/unresolved": (api.unresolved_incidents_json, "unresolved"),
+# Each endpoint: its shape, which published incidents it needs read, and whether it lists maintenance.
+ENDPOINTS: dict[str, tuple[Shape, str, bool]] = {
+    "summary": (api.summary_json, "unresolved", True),
+    "status": (api.status_json, "unresolved", False),
+    "components": (api.components_json, "unresolved", False),
+    "incidents": (api.incidents_json, "latest", False),
+    "incidents/unresolved": (api.unresolved_incidents_json, "unresolved", False),
+    "scheduled-maintenances": (api.scheduled_maintenances_json, "unresolved", True),
+    "scheduled-maintenances/upcoming": (api.upcoming_maintenances_json, "unresolved", True),
+    "scheduled-maintenances/active": (api.active_maintenances_json, "unresolved", True),
 }
 
 
@@ -250,9 +310,14 @@ def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) ->
         return _json_error("No status page here.", 404)
     if not _may_read(request, where.page):
         return _json_error("This status page needs its password: sign in on the page first.", 403)
-    shape, incidents = ENDPOINTS[endpoint]
+    shape, incidents, maintenances = ENDPOINTS[endpoint]
     view = selectors.page_view(
-        page=where.page, now=timezone.now(), url=where.url, history=False, incidents=incidents
+        page=where.page,
+        now=timezone.now(),
+        url=where.url,
+        history=False,
+        incidents=incidents,
+        maintenances=maintenances,
     )
     body = json_body(shape(view.content))
     etag = strong_etag(body)
@@ -271,3 +336,168 @@ def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) ->
     else:
         response["Cache-Control"] = f"public, max-age={JSON_MAX_AGE}"
     return _cors(response)
+
+
+# --- subscribers ---------------------------------------------------------------------------------
+
+# Subscribe tries per client address and page in LOGIN_WINDOW seconds: a form can't mail-bomb.
+SUBSCRIBE_TRIES = 10
+
+
+def _subscription_page(
+    request: HttpRequest, where: Where, *, heading: str, message: str, status: int = 200, **form: Any
+) -> HttpResponse:
+    context = {"where": where, "page": where.page, "heading": heading, "message": message, **form}
+    response = render(request, "statuspages/subscription.html", context, status=status)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def subscribe(request: HttpRequest, slug: str | None = None) -> HttpResponse:
+    """Show the subscribe form (no JavaScript; CSRF), and subscribe the address posted: the answer never tells whether it was there."""
+    where = _where(request, slug)
+    if not _may_read(request, where.page):
+        return HttpResponseRedirect(where.prefix + "login/")
+    components = list(where.page.components.order_by("position", "id"))
+    context: dict[str, Any] = {"where": where, "page": where.page, "components": components, "email": ""}
+    status = 200
+    if request.method == "POST":
+        key = f"statuspages:subscribe:{where.page.public_id.hex}:{_client(request)}"
+        tries = cache.get_or_set(key, 0, LOGIN_WINDOW) or 0
+        if tries >= SUBSCRIBE_TRIES:
+            context["locked"] = True
+            status = 429
+        else:
+            try:
+                cache.incr(key)
+            except ValueError:
+                cache.set(key, 1, LOGIN_WINDOW)
+            chosen = request.POST.getlist("components")[:200]
+            try:
+                services.email_subscribe(
+                    page=where.page,
+                    email=request.POST.get("email", "")[:400],
+                    components=chosen or None,
+                    now=timezone.now(),
+                )
+            except ServiceError as exc:
+                context.update(error=exc.message, email=request.POST.get("email", "")[:254])
+                status = 400
+            else:
+                context["done"] = True
+    response = render(request, "statuspages/subscribe.html", context, status=status)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def confirm(request: HttpRequest, token: str, slug: str | None = None) -> HttpResponse:
+    """Confirm a subscription from its signed link: GET asks (a mail scanner's GET confirms nothing), POST confirms."""
+    where = _where(request, slug)
+    if request.method == "GET":
+        return _subscription_page(
+            request,
+            where,
+            heading="Confirm your subscription",
+            message=f"Press the button to get updates of {where.page.title} by email.",
+            action=request.path,
+            button="Confirm",
+            csrf=True,
+        )
+    subscriber = services.email_confirm(page=where.page, token=token, now=timezone.now())
+    if subscriber is None:
+        return _subscription_page(
+            request,
+            where,
+            heading="This link does not work",
+            message="It is wrong or older than a week: subscribe again for a new one.",
+            status=400,
+        )
+    return _subscription_page(
+        request, where, heading="Subscribed", message=f"You will get updates of {where.page.title} by email."
+    )
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+def unsubscribe(request: HttpRequest, token: str, slug: str | None = None) -> HttpResponse:
+    """Unsubscribe from a signed link: GET asks, POST removes (RFC 8058's one-click POST too: no cookie, no CSRF token)."""
+    where = _where(request, slug)
+    if not unsubscribe_token_valid(page=where.page, token=token):
+        return _subscription_page(
+            request,
+            where,
+            heading="This link does not work",
+            message="It is not an unsubscribe link.",
+            status=400,
+        )
+    if request.method == "GET":
+        return _subscription_page(
+            request,
+            where,
+            heading="Unsubscribe",
+            message=f"Press the button to stop getting updates of {where.page.title}.",
+            action=request.path,
+            button="Unsubscribe",
+        )
+    services.unsubscribe(page=where.page, token=token)
+    return _subscription_page(
+        request, where, heading="Unsubscribed", message=f"You will get no more updates of {where.page.title}."
+    )
+
+
+# --- badges --------------------------------------------------------------------------------------
+
+NOT_FOUND_BADGE = badges.Badge("badge", "not found", badges.Color.LIGHTGREY)
+
+
+def _badge_answer(request: HttpRequest, badge: badges.Badge, fmt: str, status: int) -> HttpResponse:
+    if fmt == "json":
+        payload = badges.shields_endpoint(badge)
+        if status != 200:
+            payload["isError"] = True
+        body, content_type = json_body(payload), "application/json"
+    else:
+        body, content_type = badges.badge_svg(badge).encode(), "image/svg+xml; charset=utf-8"
+    etag = strong_etag(body)
+    if status == 200 and etag_matches(request.headers.get("If-None-Match"), etag):
+        response = HttpResponse(status=304)
+    else:
+        response = HttpResponse(
+            b"" if request.method == "HEAD" else body, content_type=content_type, status=status
+        )
+        response["Content-Length"] = str(len(body))
+    if status == 200:
+        response["ETag"] = etag
+        response["Cache-Control"] = f"public, max-age={BADGE_MAX_AGE}"
+    else:
+        # A component added a moment later shows at once.
+        response["Cache-Control"] = "no-store"
+    # The badge is an image: never sniffed as anything else, never framed with scripts.
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'; sandbox"
+    return _cors(response)
+
+
+def badge(request: HttpRequest, key: str, name: str, fmt: str, slug: str | None = None) -> HttpResponse:
+    """Draw one component's badge (``status``, ``uptime-24h|7d|30d``, ``response-time``) as SVG or shields.io JSON.
+
+    ``key`` is the component's badge token, or on a public page its public id too. Anything
+    unknown (page, component, badge name) is a 404 that is still a badge, so a README shows
+    "not found" rather than a broken image.
+    """
+    if request.method not in ("GET", "HEAD"):
+        response = _json_error("Only GET.", 405)
+        response["Allow"] = "GET, HEAD"
+        return response
+    if name not in selectors.BADGE_NAMES:
+        return _badge_answer(request, NOT_FOUND_BADGE, fmt, 404)
+    # The page and the component in one query (not _where's two): a badge is asked for often.
+    component = selectors.component_by_badge_key(
+        key=key, slug=slug, host=request.get_host() if slug is None else None
+    )
+    if component is None:
+        return _badge_answer(request, NOT_FOUND_BADGE, fmt, 404)
+    drawn = selectors.component_badge(component=component, name=name, now=timezone.now())
+    return _badge_answer(request, drawn, fmt, 200)

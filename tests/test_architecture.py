@@ -16,13 +16,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("probes", "monitors", "alerts", "statuspages", "web", "uptimy")
+PACKAGES = ("probes", "monitors", "alerts", "statuspages", "reports", "web", "uptimy")
 FLOORS = "Floors"
 PURE = "The check engine (probes) is pure"
 PURE_MAINTENANCE = "The maintenance-window rules are pure"
 NO_TESTS = "Product code never imports the tests"
 CHANNELS = "Channel senders (alerts.channels) are pure"
 PAGES = "Status page rules and renderers (statuspages.render) are pure"
+WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
+UPTIME = "The uptime maths (monitors.uptime) is pure"
+REPORTS = "Report figures and their CSV (reports.render) are pure"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -46,7 +49,7 @@ def broken_contracts(report: str) -> list[str]:
     lines = [line for line in report.splitlines() if re.search(r" BROKEN( \(\d+ ignored imports?\))?$", line)]
     return [
         name
-        for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, PAGES, NO_TESTS)
+        for name in (FLOORS, PURE, PURE_MAINTENANCE, CHANNELS, PAGES, WEBHOOKS, UPTIME, REPORTS, NO_TESTS)
         if any(line.startswith(name) for line in lines)
     ]
 
@@ -74,10 +77,11 @@ def test_the_tree_keeps_every_contract(tree):
     [
         # The channel senders and the page renderers stand on the engine's types: an impure engine
         # makes them impure too.
-        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES]),
+        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, REPORTS]),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
-        ("monitors/rules.py", "import uptimy.celery", [FLOORS]),
+        # The uptime maths reads the rules' default quorum: an impure rule makes it impure too.
+        ("monitors/rules.py", "import uptimy.celery", [FLOORS, UPTIME, REPORTS]),
         ("monitors/selectors.py", "import alerts", [FLOORS]),
         ("alerts/__init__.py", "import statuspages", [FLOORS]),
         ("statuspages/__init__.py", "import uptimy", [FLOORS]),
@@ -95,6 +99,15 @@ def test_the_tree_keeps_every_contract(tree):
         ("statuspages/render/etag.py", "import uptimy.settings", [FLOORS, PAGES]),
         ("statuspages/render/strip.py", "import celery", [PAGES]),
         ("monitors/maintenance.py", "import django.db", [PURE_MAINTENANCE]),
+        # The webhook sender signs and posts plain values: a setting or a model breaks it.
+        ("statuspages/webhooks.py", "import django.conf", [WEBHOOKS]),
+        ("statuspages/webhooks.py", "import monitors.models", [WEBHOOKS]),
+        # The uptime maths is pure; the page renderers may import it and nothing else of monitors.
+        ("monitors/uptime.py", "import django.db", [UPTIME, REPORTS]),
+        ("statuspages/render/bars.py", "import monitors.models", [PAGES]),
+        ("reports/render/report.py", "import django.template", [REPORTS]),
+        ("reports/__init__.py", "import alerts", [FLOORS]),
+        ("statuspages/selectors.py", "import reports.models", [FLOORS]),
     ],
 )
 def test_an_upward_import_breaks_the_build(tree, module, statement, contracts):

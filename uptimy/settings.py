@@ -76,10 +76,14 @@ INSTALLED_APPS = [
     "monitors",
     "alerts",
     "statuspages",
+    "reports",
     "web",
 ]
 
 MIDDLEWARE = [
+    # First: it decides whether the Host is one we answer (a verified custom domain included)
+    # before anything else asks for it.
+    "statuspages.middleware.CustomDomainHosts",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "uptimy.middleware.QueryTextGuard",
@@ -162,6 +166,9 @@ CELERY_TASK_ROUTES = {
     "alerts.send_reminders": {"queue": "default"},
     "alerts.send_deliveries": {"queue": "default"},
     "alerts.open_missing_incidents": {"queue": "default"},
+    "statuspages.draft_incidents": {"queue": "default"},
+    "statuspages.notify_subscribers": {"queue": "default"},
+    "statuspages.tidy_subscribers": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -198,6 +205,18 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "open-missing-incidents": {"task": "alerts.open_missing_incidents", "schedule": 60.0},
     # Every delivery due (new ones, and retries whose delay is up) goes out on the next round.
     "send-deliveries": {"task": "alerts.send_deliveries", "schedule": UPTIMY_TICK_SECONDS},
+    # Status pages read the same outbox with a cursor of their own (drafted incidents), and send
+    # their subscribers' notices from their own ledger.
+    "draft-incidents": {"task": "statuspages.draft_incidents", "schedule": UPTIMY_TICK_SECONDS},
+    "notify-subscribers": {"task": "statuspages.notify_subscribers", "schedule": UPTIMY_TICK_SECONDS},
+    "tidy-subscribers": {"task": "statuspages.tidy_subscribers", "schedule": 3600.0},
+    # Hourly, not a crontab on the 1st: the task sends last month's report once per organization
+    # (MonthlyReportSent), so a run on the 1st sends it and a process down that day catches up.
+    "send-monthly-reports": {
+        "task": "reports.send_monthly",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    },
 }
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
@@ -221,6 +240,8 @@ if UPTIMY_ALERT_RETRY_FIRST_SECONDS <= 0:
     raise ImproperlyConfigured(
         f"UPTIMY_ALERT_RETRY_FIRST_SECONDS must be a positive number of seconds, not {UPTIMY_ALERT_RETRY_FIRST_SECONDS}"
     )
+# How long one status page notice may take to a subscriber (a webhook's whole attempt; SMTP's socket waits).
+UPTIMY_NOTICE_SEND_TIMEOUT: float = env.float("UPTIMY_NOTICE_SEND_TIMEOUT", default=10.0)
 # Where this server is reached, for the links in alerts.
 # Without it, the address `make run` serves (its PORT), so the links work for a local try.
 UPTIMY_PUBLIC_URL: str = env.str(
@@ -324,6 +345,9 @@ LOGGING = {
         # httpx logs every request line at INFO, URLs with their query strings: keep it quiet.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # A report's PDF: WeasyPrint logs each layout step and fontTools every glyph it keeps, at INFO.
+        "weasyprint": {"level": "WARNING"},
+        "fontTools": {"level": "WARNING"},
     },
 }
 

@@ -1,4 +1,4 @@
-"""Mount every app's routes: the health endpoint, the metrics, the admin, the REST API, the web app and the status pages."""
+"""Mount every app's routes: the health endpoint, the metrics, the admin, the REST API, the web app, the status pages and the reports."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -12,6 +12,7 @@ urlpatterns = [
     path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/status-pages/", include("statuspages.api.urls")),
+    path("api/v1/reports/", include("reports.api.urls")),
     path("api/v1/", include("monitors.api.urls")),
     path("api/v1/", include("alerts.api.urls")),
     path("alerts/", include("alerts.urls")),

@@ -42,6 +42,7 @@ from monitors.rules import (
     RegionVote,
     cause_changed,
     cause_of,
+    holds_split,
     overall_verdict,
     region_verdict,
     settle_window,
@@ -545,6 +546,7 @@ class _LockedCheck:
     # The check's SlotVerdict row (None when it has none yet), written apart from the check's.
     verdict_slot: datetime | None
     settle_at: datetime | None
+    held_split: bool | None
 
     def recheck_policy(self) -> RecheckPolicy:
         return _recheck_policy(self.recheck_count, self.recheck_delay_seconds)
@@ -593,7 +595,12 @@ class _LockedCheck:
 
     def slot_row(self) -> dict[str, Any]:
         """Return the check's SlotVerdict row, by attname."""
-        return {"healthcheck_id": self.id, "slot": self.verdict_slot, "settle_at": self.settle_at}
+        return {
+            "healthcheck_id": self.id,
+            "slot": self.verdict_slot,
+            "settle_at": self.settle_at,
+            "held_split": bool(self.held_split),
+        }
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -639,6 +646,7 @@ _FIELD_PATHS: dict[str, str | Expression] = {
     "cause_missing_tools": Cast("cause_missing_tools", models.TextField()),
     "verdict_slot": "slot_verdict__slot",
     "settle_at": "slot_verdict__settle_at",
+    "held_split": "slot_verdict__held_split",
 }
 _LOCKED_FIELDS = [item.name for item in dataclasses.fields(_LockedCheck)]
 RECORDER_FIELDS = [_FIELD_PATHS.get(name, name) for name in _LOCKED_FIELDS]
@@ -801,7 +809,7 @@ class _StateBook:
             SlotVerdict,
             [check.slot_row() for check in self.dirty_slots.values()],
             unique_fields=["healthcheck"],
-            update_fields=["slot", "settle_at"],
+            update_fields=["slot", "settle_at", "held_split"],
         )
         # A digest seen before (a tool list that flapped back) keeps its first row.
         ToolList.objects.bulk_create(self.new_tool_lists.values(), batch_size=1000, ignore_conflicts=True)
@@ -862,6 +870,12 @@ class _StateBook:
         verdict = overall_verdict(
             regions=votes, policy=policy, paused=False, now=self.now, silent=call.silent
         )
+        # Written with the slot (dirty_slots above): the next slot must know this one was held.
+        check.held_split = holds_split(
+            verdict=verdict, current=Status(check.status), held_last=bool(check.held_split)
+        )
+        if check.held_split:
+            return
         missing = sorted(
             {
                 tool

@@ -17,7 +17,7 @@ import queue
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from types import TracebackType
 
@@ -27,6 +27,7 @@ from django.utils import timezone
 from monitors import metrics, selectors, services
 from probes.checks import CheckConfig
 from probes.runner import ProbeEnv, stream_batch, user_agent
+from probes.types import FailureKind, ProbeOutcome, Status
 
 # [healthcheck_id: int, slot: ISO str, attempt: int]: a list, not a tuple, because that is what a
 # Celery worker gets back from the JSON message, and the embedded worker passes the same values.
@@ -74,11 +75,12 @@ def execute_batch(
     Return how many results were recorded.
     """
     keyed = [(int(hc_id), datetime.fromisoformat(str(slot)), int(attempt)) for hc_id, slot, attempt in items]
-    configs = selectors.check_configs(healthcheck_ids=[hc_id for hc_id, _, _ in keyed])
+    checks = selectors.check_configs(healthcheck_ids=[hc_id for hc_id, _, _ in keyed])
+    configs = checks.runnable
+    recorded = _record_unrunnable(region, keyed, checks.unrunnable, enqueue)
     work = [(key, configs[key[0]]) for key in keyed if key[0] in configs]
     if not work:
-        return 0
-    recorded = 0
+        return recorded
     with _BatchProbes(work, probe_env(region)) as probes:
         for group in probes.groups(size=group_size, seconds=group_seconds, idle=group_idle_seconds):
             metrics.observe_checks(
@@ -90,6 +92,28 @@ def execute_batch(
             _enqueue_rechecks(region, rechecks, enqueue)
             recorded += len(group)
     return recorded
+
+
+def _record_unrunnable(
+    region: str, keyed: Sequence[tuple[int, datetime, int]], unrunnable: Mapping[int, str], enqueue: Enqueue
+) -> int:
+    """Record the checks that can't run as down, with why: their owners must hear of it."""
+    if not unrunnable:
+        return 0
+    now = timezone.now()
+    results = [
+        services.RunResult(
+            hc_id,
+            slot,
+            attempt,
+            ProbeOutcome(status=Status.DOWN, kind=FailureKind.CONFIG, reason=unrunnable[hc_id]),
+            now,
+        )
+        for hc_id, slot, attempt in keyed
+        if hc_id in unrunnable
+    ]
+    _enqueue_rechecks(region, services.outcomes_record(region_slug=region, results=results), enqueue)
+    return len(results)
 
 
 def _enqueue_rechecks(region: str, rechecks: Sequence[services.Recheck], enqueue: Enqueue) -> None:

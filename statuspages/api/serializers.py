@@ -6,7 +6,15 @@ from typing import Any
 
 from rest_framework import serializers
 
-from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.models import (
+    Component,
+    ComponentGroup,
+    IncidentUpdate,
+    PublishedIncident,
+    StatusPage,
+    Subscriber,
+)
+from statuspages.selectors import BADGE_NAMES
 from statuspages.services.pages import MIN_PASSWORD_LENGTH, domain_record_name
 
 MAX_AFFECTED_COMPONENTS = 200
@@ -46,6 +54,7 @@ class StatusPageSerializer(serializers.ModelSerializer[StatusPage]):
             "domain_token",
             "domain_record",
             "domain_verified",
+            "draft_incidents",
             "created_at",
             "updated_at",
         ]
@@ -70,6 +79,12 @@ class ComponentSerializer(serializers.ModelSerializer[Component]):
     healthcheck = serializers.UUIDField(source="healthcheck.public_id")
     group = serializers.UUIDField(source="group.public_id", allow_null=True, required=False)
     display_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    badge_token = serializers.CharField(
+        read_only=True,
+        help_text="The key of this component's badge URLs; the only one on a password page. Rotate it with "
+        "POST …/rotate-badge-token/.",
+    )
+    badges = serializers.SerializerMethodField()
 
     class Meta:
         model = Component
@@ -82,10 +97,25 @@ class ComponentSerializer(serializers.ModelSerializer[Component]):
             "position",
             "only_show_when_not_operational",
             "show_mcp_details",
+            "badge_token",
+            "badges",
             "created_at",
             "updated_at",
         ]
         read_only_fields = ["created_at", "updated_at"]
+
+    def get_badges(self, component: Component) -> dict[str, str]:
+        """Return the component's badge URLs (SVG, and shields.io's endpoint JSON), keyed by badge name."""
+        page = component.page
+        # A password page's component ids open nothing: its badges go by the token alone.
+        key = component.badge_token if page.is_private else str(component.public_id)
+        base = f"/s/{page.slug}/badges/{key}/"
+        request = self.context.get("request")
+        if request is not None:
+            base = request.build_absolute_uri(base)
+        urls = {name: f"{base}{name}.svg" for name in BADGE_NAMES}
+        urls.update({f"{name}-json": f"{base}{name}.json" for name in BADGE_NAMES})
+        return urls
 
     def to_service_changes(self) -> dict[str, Any]:
         """Return the validated fields as the service takes them: references by public id."""
@@ -126,6 +156,15 @@ class PublishedIncidentSerializer(serializers.ModelSerializer[PublishedIncident]
         help_text="The first update's text (on create).",
     )
     updates = IncidentUpdateSerializer(many=True, read_only=True)
+    draft = serializers.BooleanField(
+        required=False, help_text="On create: keep it for the owners only until published (POST …/publish/)."
+    )
+    drafted_for = serializers.UUIDField(
+        source="drafted_for.public_id",
+        read_only=True,
+        allow_null=True,
+        help_text="The healthcheck whose failure drafted it (drafted incidents only).",
+    )
 
     class Meta:
         model = PublishedIncident
@@ -135,6 +174,9 @@ class PublishedIncidentSerializer(serializers.ModelSerializer[PublishedIncident]
             "impact",
             "status",
             "components",
+            "draft",
+            "drafted_for",
+            "published_at",
             "body",
             "created_at",
             "updated_at",
@@ -142,4 +184,59 @@ class PublishedIncidentSerializer(serializers.ModelSerializer[PublishedIncident]
             "resolved_at",
             "updates",
         ]
-        read_only_fields = ["created_at", "updated_at", "monitoring_at", "resolved_at"]
+        read_only_fields = ["created_at", "updated_at", "monitoring_at", "resolved_at", "published_at"]
+
+
+class SubscriberSerializer(serializers.ModelSerializer[Subscriber]):
+    """Add an email (it gets a confirmation mail) or a webhook (its secret is answered once, on create)."""
+
+    id = serializers.UUIDField(source="public_id", read_only=True)
+    kind = serializers.ChoiceField(choices=Subscriber.Kind.choices)
+    email = serializers.CharField(max_length=254, required=False, allow_blank=True)
+    url = serializers.CharField(
+        max_length=2048,
+        required=False,
+        write_only=True,
+        help_text="The webhook's address; answered masked as url_shown.",
+    )
+    components = ComponentIdsField(
+        child=serializers.UUIDField(),
+        required=False,
+        max_length=MAX_AFFECTED_COMPONENTS,
+        help_text="Only these components' incidents and maintenance (empty: the whole page).",
+    )
+    confirmed = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Subscriber
+        fields = [
+            "id",
+            "kind",
+            "email",
+            "url",
+            "url_shown",
+            "components",
+            "confirmed",
+            "confirmed_at",
+            "disabled_reason",
+            "created_at",
+        ]
+        read_only_fields = ["url_shown", "confirmed_at", "disabled_reason", "created_at"]
+
+    def get_confirmed(self, subscriber: Subscriber) -> bool:
+        return subscriber.confirmed_at is not None
+
+    def to_representation(self, instance: Subscriber) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        if instance.all_components:
+            data["components"] = []
+        return data
+
+
+class WebhookSecretSerializer(SubscriberSerializer):
+    """Answer a new webhook subscriber with its signing secret: the only time it is shown."""
+
+    secret = serializers.CharField(read_only=True, help_text="whsec_…: verify each delivery with it.")
+
+    class Meta(SubscriberSerializer.Meta):
+        fields = [*SubscriberSerializer.Meta.fields, "secret"]

@@ -22,9 +22,18 @@ from statuspages.api.serializers import (
     IncidentUpdateSerializer,
     PublishedIncidentSerializer,
     StatusPageSerializer,
+    SubscriberSerializer,
+    WebhookSecretSerializer,
 )
 from statuspages.dns import txt_records
-from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.models import (
+    Component,
+    ComponentGroup,
+    IncidentUpdate,
+    PublishedIncident,
+    StatusPage,
+    Subscriber,
+)
 
 _M = TypeVar("_M", bound=Model)
 
@@ -128,7 +137,7 @@ class ComponentViewSet(_OnPage[Component]):
     serializer_class = ComponentSerializer
 
     def get_queryset(self) -> QuerySet[Component]:
-        return super().get_queryset().select_related("healthcheck", "group")
+        return super().get_queryset().select_related("healthcheck", "group", "page")
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self._valid()
@@ -142,6 +151,12 @@ class ComponentViewSet(_OnPage[Component]):
 
     def perform_destroy(self, instance: Component) -> None:
         services.component_delete(component=instance)
+
+    @extend_schema(request=None, responses=ComponentSerializer)
+    @action(detail=True, methods=["post"], url_path="rotate-badge-token")
+    def rotate_badge_token(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Give the component a new badge token: badge URLs with the old one answer 404 from now on."""
+        return self._shown(services.component_rotate_badge_token(component=self.get_object()))
 
 
 class ComponentGroupViewSet(_OnPage[ComponentGroup]):
@@ -165,13 +180,27 @@ class ComponentGroupViewSet(_OnPage[ComponentGroup]):
 
 
 class PublishedIncidentViewSet(_OnPage[PublishedIncident]):
-    """Publish incidents on a page; ``body`` on create is the first update."""
+    """Publish incidents on a page; ``body`` on create is the first update. Drafts are listed too (``draft``)."""
 
     model = PublishedIncident
     serializer_class = PublishedIncidentSerializer
 
     def get_queryset(self) -> QuerySet[PublishedIncident]:
-        return super().get_queryset().prefetch_related("components", "updates")
+        if getattr(self, "swagger_fake_view", False):
+            return PublishedIncident.with_drafts.none()
+        # The owners see their drafts: the public readers' default manager leaves them out.
+        return (
+            PublishedIncident.with_drafts.filter(page=self.page)
+            .select_related("drafted_for")
+            .prefetch_related("components", "updates")
+        )
+
+    @extend_schema(request=None, responses=PublishedIncidentSerializer)
+    @action(detail=True, methods=["post"])
+    def publish(self, request: Request, page_id: UUID | None = None, id: UUID | None = None) -> Response:
+        """Make a draft public as it stands and tell the page's subscribers; a published incident is answered as is."""
+        incident = services.incident_publish(incident=self.get_object(), now=timezone.now())
+        return self._shown(self.get_queryset().get(pk=incident.pk))
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         data = self._valid().validated_data
@@ -212,7 +241,7 @@ class IncidentUpdateViewSet(
     def incident(self) -> PublishedIncident:
         cached = getattr(self, "_incident", None)
         if cached is None:
-            cached = PublishedIncident.objects.filter(
+            cached = PublishedIncident.with_drafts.filter(
                 page__organization=self.organization,
                 page__public_id=self.kwargs["page_id"],
                 public_id=self.kwargs["incident_id"],
@@ -238,3 +267,67 @@ class IncidentUpdateViewSet(
 
     def perform_destroy(self, instance: IncidentUpdate) -> None:
         services.incident_update_delete(update=instance)
+
+
+class SubscriberViewSet(
+    OrganizationScopedMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.CreateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet[Subscriber],
+):
+    """List, add and remove a page's subscribers; a webhook's URL is masked and its secret answered once, on create."""
+
+    serializer_class = SubscriberSerializer
+    lookup_field = "public_id"
+    lookup_url_kwarg = "id"
+
+    @property
+    def page(self) -> StatusPage:
+        cached = getattr(self, "_page", None)
+        if cached is None:
+            cached = (
+                selectors.status_pages_of(organization=self.organization)
+                .filter(public_id=self.kwargs["page_id"])
+                .first()
+            )
+            if cached is None:
+                raise Http404("No status page with this id.")
+            self._page = cached
+        return cached
+
+    def get_queryset(self) -> QuerySet[Subscriber]:
+        if getattr(self, "swagger_fake_view", False):
+            return Subscriber.objects.none()
+        return Subscriber.objects.filter(page=self.page).prefetch_related("components")
+
+    @extend_schema(request=SubscriberSerializer, responses={201: WebhookSecretSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        components = data.get("components") or None
+        now = timezone.now()
+        if data["kind"] == Subscriber.Kind.WEBHOOK:
+            if not data.get("url"):
+                raise serializers.ValidationError({"url": ["A webhook subscriber needs its URL."]})
+            subscriber, secret = services.webhook_subscribe(
+                page=self.page, url=data["url"], components=components, now=now
+            )
+            shown = dict(WebhookSecretSerializer(self.get_queryset().get(pk=subscriber.pk)).data)
+            shown["secret"] = secret
+            return Response(shown, status=status.HTTP_201_CREATED)
+        if not data.get("email"):
+            raise serializers.ValidationError({"email": ["An email subscriber needs its address."]})
+        # The address gets a confirmation mail and nothing else until it confirms, as from the form.
+        subscriber = services.email_subscribe(
+            page=self.page, email=data["email"], components=components, now=now
+        )
+        return Response(
+            self.get_serializer(self.get_queryset().get(pk=subscriber.pk)).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+    def perform_destroy(self, instance: Subscriber) -> None:
+        services.subscriber_delete(subscriber=instance)

@@ -1,6 +1,7 @@
-"""Cut a component's downtime, maintenance and measured time into day bars, and compute uptime that never flatters.
+"""Cut a component's downtime, maintenance and measured time into day bars, each with its uptime.
 
-The inputs are plain half-open intervals ``[start, end)`` of aware datetimes, which the
+The uptime maths itself (intervals, merging, the floored percentage) is ``monitors.uptime``,
+shared with the reports; this module cuts it into the page's days. The inputs are plain half-open intervals ``[start, end)`` of aware datetimes, which the
 selectors derive from a healthcheck's status changes:
 
 - *downtime*: from the first failing result that led to ``down`` to the first good result of
@@ -28,6 +29,20 @@ from datetime import UTC, date, datetime, time, timedelta
 from enum import StrEnum
 from zoneinfo import ZoneInfo
 
+# The uptime maths is defined once, below the apps that show it (status pages, reports).
+from monitors.uptime import (
+    Interval,
+    epoch,
+    join,
+    merge,
+    merged_spans,
+    seconds_within,
+    subtract,
+    uptime_percent,
+)
+
+__all__ = ["Interval", "merge", "uptime_percent"]  # re-exported: the page's callers name them here
+
 DAYS = 90
 
 # A day's colour by its downtime minutes (rounded up, so a 20-second outage is a minute).
@@ -48,27 +63,6 @@ class BarLevel(StrEnum):
     CRITICAL = "critical"
     MAINTENANCE = "maintenance"
     NO_DATA = "no-data"
-
-
-@dataclass(frozen=True, order=True)
-class Interval:
-    """Hold a half-open span of time ``[start, end)`` between two aware datetimes."""
-
-    start: datetime
-    end: datetime
-
-    def __post_init__(self) -> None:
-        if self.start.tzinfo is None or self.end.tzinfo is None:
-            raise ValueError("interval bounds must be aware datetimes")
-        if self.end < self.start:
-            raise ValueError(
-                f"interval ends ({self.end.isoformat()}) before it starts ({self.start.isoformat()})"
-            )
-
-    @property
-    def seconds(self) -> int:
-        """Return the whole seconds the interval lasts."""
-        return int((self.end - self.start).total_seconds())
 
 
 @dataclass(frozen=True)
@@ -138,20 +132,6 @@ def bar_level(*, downtime_minutes: int, maintenance_seconds: int, counted_second
     return BarLevel.UP
 
 
-def uptime_percent(*, downtime_seconds: int, counted_seconds: int) -> str | None:
-    """Return uptime as text with two decimals, floored, from integers; None when nothing was counted.
-
-    Floored, never rounded: 99.998 % is "99.99", and "100.00" only when downtime is zero.
-    """
-    if downtime_seconds < 0 or counted_seconds < 0:
-        raise ValueError("seconds must not be negative")
-    if counted_seconds == 0:
-        return None
-    downtime_seconds = min(downtime_seconds, counted_seconds)
-    hundredths = (counted_seconds - downtime_seconds) * 10_000 // counted_seconds
-    return f"{hundredths // 100}.{hundredths % 100:02d}"
-
-
 def period_uptime(bars: Iterable[DayBar]) -> str | None:
     """Return the uptime over several days: their counted and down seconds summed, then floored."""
     counted = down = 0
@@ -163,85 +143,6 @@ def period_uptime(bars: Iterable[DayBar]) -> str | None:
 
 def _to_second(moment: datetime) -> datetime:
     return moment.astimezone(UTC).replace(microsecond=0)
-
-
-def merge(intervals: Iterable[Interval]) -> list[Interval]:
-    """Return the intervals sorted, with overlapping and touching ones joined and empty ones dropped."""
-    merged: list[Interval] = []
-    for interval in sorted(intervals):
-        if interval.end <= interval.start:
-            continue
-        if merged and interval.start <= merged[-1].end:
-            if interval.end > merged[-1].end:
-                merged[-1] = Interval(merged[-1].start, interval.end)
-        else:
-            merged.append(interval)
-    return merged
-
-
-# Inside, an interval is a pair of whole epoch seconds: the figures are integers, so a day's parts
-# add up exactly, and integer arithmetic keeps 50 components × 90 days well under a page's budget.
-Span = tuple[int, int]
-
-
-def _epoch(moment: datetime) -> int:
-    return math.floor(moment.timestamp())
-
-
-def _merged_spans(intervals: Iterable[Interval]) -> list[Span]:
-    merged: list[Span] = []
-    for start, end in sorted((_epoch(i.start), _epoch(i.end)) for i in intervals):
-        if end <= start:
-            continue
-        if merged and start <= merged[-1][1]:
-            if end > merged[-1][1]:
-                merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _join(first: Sequence[Span], second: Sequence[Span]) -> list[Span]:
-    merged: list[Span] = []
-    for start, end in sorted([*first, *second]):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _subtract(spans: Sequence[Span], holes: Sequence[Span]) -> list[Span]:
-    """Return the parts of merged ``spans`` outside merged ``holes``."""
-    result: list[Span] = []
-    h = 0
-    for span_start, span_end in spans:
-        start = span_start
-        while h < len(holes) and holes[h][1] <= start:
-            h += 1
-        k = h
-        while k < len(holes) and holes[k][0] < span_end:
-            if holes[k][0] > start:
-                result.append((start, holes[k][0]))
-            start = max(start, holes[k][1])
-            k += 1
-        if start < span_end:
-            result.append((start, span_end))
-    return result
-
-
-def _seconds_within(spans: Sequence[Span], start: int, end: int, cursor: int) -> tuple[int, int]:
-    """Return the seconds of merged ``spans`` inside ``[start, end)`` and where the next day should look."""
-    total = 0
-    while cursor < len(spans) and spans[cursor][1] <= start:
-        cursor += 1
-    k = cursor
-    while k < len(spans) and spans[k][0] < end:
-        overlap = min(spans[k][1], end) - max(spans[k][0], start)
-        if overlap > 0:
-            total += overlap
-        k += 1
-    return total, cursor
 
 
 def _titles_by_day(
@@ -296,10 +197,10 @@ def day_bars(
     if days < 1:
         raise ValueError(f"days must be at least 1, not {days}")
     now = _to_second(now)
-    holes = _merged_spans(maintenance)
-    down = _merged_spans(downtime)
-    counted = _subtract(_join(_merged_spans(data), down), holes)
-    down = _subtract(down, holes)
+    holes = merged_spans(maintenance)
+    down = merged_spans(downtime)
+    counted = subtract(join(merged_spans(data), down), holes)
+    down = subtract(down, holes)
     today = now.astimezone(ZoneInfo(time_zone)).date()
     spans = [
         IncidentSpan(span.title, _to_second(span.start), min(_to_second(span.end), now) if span.end else now)
@@ -312,10 +213,10 @@ def day_bars(
     bars: list[DayBar] = []
     cursors = [0, 0, 0]
     for index, day in enumerate(days_list):
-        start, end = _epoch(starts[index]), _epoch(ends[index])
-        counted_seconds, cursors[0] = _seconds_within(counted, start, end, cursors[0])
-        down_seconds, cursors[1] = _seconds_within(down, start, end, cursors[1])
-        maintenance_seconds, cursors[2] = _seconds_within(holes, start, end, cursors[2])
+        start, end = epoch(starts[index]), epoch(ends[index])
+        counted_seconds, cursors[0] = seconds_within(counted, start, end, cursors[0])
+        down_seconds, cursors[1] = seconds_within(down, start, end, cursors[1])
+        maintenance_seconds, cursors[2] = seconds_within(holes, start, end, cursors[2])
         bars.append(
             DayBar(
                 day=day,

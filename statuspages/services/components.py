@@ -10,7 +10,7 @@ from django.db import transaction
 from monitors.errors import ServiceError
 from monitors.models import Healthcheck
 from statuspages.cache import page_changed
-from statuspages.models import Component, ComponentGroup, StatusPage
+from statuspages.models import Component, ComponentGroup, StatusPage, badge_token
 
 COMPONENT_FIELDS = (
     "display_name",
@@ -71,6 +71,13 @@ def component_update(*, component: Component, changes: Mapping[str, Any]) -> Com
 def component_delete(*, component: Component) -> None:
     page_changed(component.page_id)
     component.delete()
+
+
+def component_rotate_badge_token(*, component: Component) -> Component:
+    """Give the component a fresh badge token; its badge URLs with the old one stop answering at once."""
+    component.badge_token = badge_token()
+    component.save(update_fields=["badge_token", "updated_at"])
+    return component
 
 
 def group_create(*, page: StatusPage, name: str, position: int = 0) -> ComponentGroup:

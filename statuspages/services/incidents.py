@@ -10,7 +10,8 @@ from django.db import transaction
 
 from monitors.errors import ServiceError
 from statuspages.cache import page_changed
-from statuspages.models import Component, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.models import Component, IncidentUpdate, Notice, PublishedIncident, StatusPage
+from statuspages.services.notices import incident_notice
 
 Status = PublishedIncident.Status
 
@@ -35,37 +36,94 @@ def _set_status(incident: PublishedIncident, status: str, now: datetime) -> None
 def incident_create(
     *, page: StatusPage, changes: Mapping[str, Any], body: str, now: datetime
 ) -> PublishedIncident:
-    """Publish an incident with its first update (``body``), at ``now``."""
+    """Publish an incident with its first update (``body``), at ``now``; ``draft`` keeps it for the owners only.
+
+    A published one is told to the page's subscribers (``incident.created``).
+    """
+    draft = bool(changes.get("draft", False))
     incident = PublishedIncident(
         page=page,
         title=changes["title"],
         impact=changes.get("impact", PublishedIncident.Impact.MINOR),
         created_at=now,
         updated_at=now,
+        draft=draft,
+        published_at=None if draft else now,
     )
     _set_status(incident, changes.get("status", Status.INVESTIGATING), now)
     incident.save()
     if "components" in changes:
         incident.components.set(_components(page, changes["components"]))
-    IncidentUpdate.objects.create(incident=incident, status=incident.status, body=body, created_at=now)
+    update = IncidentUpdate.objects.create(
+        incident=incident, status=incident.status, body=body, created_at=now
+    )
+    incident_notice(
+        incident=incident,
+        kind=Notice.Kind.INCIDENT_CREATED,
+        update=update,
+        now=now,
+        key=_created_key(incident),
+    )
     page_changed(page.pk)
     return incident
+
+
+def _created_key(incident: PublishedIncident) -> str:
+    return f"incident:{incident.public_id}:created"
+
+
+@transaction.atomic
+def incident_publish(*, incident: PublishedIncident, now: datetime) -> PublishedIncident:
+    """Make a draft public (as it stands, with its updates) and tell the page's subscribers; a published one stays as is."""
+    locked = PublishedIncident.with_drafts.select_for_update().get(pk=incident.pk)
+    if not locked.draft:
+        return locked
+    locked.draft = False
+    locked.published_at = now
+    locked.updated_at = now
+    locked.save()
+    incident_notice(
+        incident=locked,
+        kind=Notice.Kind.INCIDENT_CREATED,
+        update=locked.updates.order_by("-created_at", "-id").first(),
+        now=now,
+        key=_created_key(locked),
+    )
+    page_changed(locked.page_id)
+    return locked
 
 
 @transaction.atomic
 def incident_update(
     *, incident: PublishedIncident, changes: Mapping[str, Any], now: datetime
 ) -> PublishedIncident:
-    """Change the title, impact, status or affected components (a status change without an update's words)."""
+    """Change the title, impact, status or affected components (a status change without an update's words).
+
+    Resolving a published incident this way is told to its subscribers (without an update's words).
+    """
+    if "draft" in changes and bool(changes["draft"]) != incident.draft:
+        raise ServiceError(
+            "draft", "Publish a draft with its publish action; a published incident stays published."
+        )
     for field in ("title", "impact"):
         if field in changes:
             setattr(incident, field, changes[field])
+    resolving = False
     if "status" in changes and changes["status"] != incident.status:
         _set_status(incident, changes["status"], now)
+        resolving = incident.status == Status.RESOLVED
     if "components" in changes:
         incident.components.set(_components(incident.page, changes["components"]))
     incident.updated_at = now
     incident.save()
+    if resolving:
+        incident_notice(
+            incident=incident,
+            kind=Notice.Kind.INCIDENT_RESOLVED,
+            update=None,
+            now=now,
+            key=f"incident:{incident.public_id}:resolved:{now.isoformat()}",
+        )
     page_changed(incident.page_id)
     return incident
 
@@ -74,13 +132,16 @@ def incident_update(
 def incident_update_add(
     *, incident: PublishedIncident, status: str, body: str, now: datetime
 ) -> IncidentUpdate:
-    """Add an update; the incident takes its status (``resolved`` resolves it)."""
-    locked = PublishedIncident.objects.select_for_update().get(pk=incident.pk)
+    """Add an update; the incident takes its status (``resolved`` resolves it). Subscribers hear of it unless it is a draft."""
+    locked = PublishedIncident.with_drafts.select_for_update().get(pk=incident.pk)
     _set_status(locked, status, now)
     locked.updated_at = now
     locked.save()
     page_changed(locked.page_id)
-    return IncidentUpdate.objects.create(incident=locked, status=status, body=body, created_at=now)
+    update = IncidentUpdate.objects.create(incident=locked, status=status, body=body, created_at=now)
+    kind = Notice.Kind.INCIDENT_RESOLVED if status == Status.RESOLVED else Notice.Kind.INCIDENT_UPDATED
+    incident_notice(incident=locked, kind=kind, update=update, now=now, key=f"update:{update.public_id}")
+    return update
 
 
 def incident_delete(*, incident: PublishedIncident) -> None:

@@ -15,10 +15,20 @@ from django.db import IntegrityError, transaction
 
 from monitors.errors import ServiceError
 from monitors.models import Organization
-from statuspages.cache import page_changed
+from statuspages.cache import domain_changed, page_changed
 from statuspages.models import StatusPage, domain_token
 
-PAGE_FIELDS = ("slug", "title", "description", "logo_url", "time_zone", "access", "password", "custom_domain")
+PAGE_FIELDS = (
+    "slug",
+    "title",
+    "description",
+    "logo_url",
+    "time_zone",
+    "access",
+    "password",
+    "custom_domain",
+    "draft_incidents",
+)
 MIN_PASSWORD_LENGTH = 8
 # The name the customer publishes the verification token at, under their domain.
 DOMAIN_RECORD_PREFIX = "_uptimy"
@@ -64,7 +74,7 @@ def _custom_domain(domain: Any) -> str | None:
 
 
 def _apply(page: StatusPage, changes: Mapping[str, Any]) -> None:
-    for field in ("slug", "title", "description"):
+    for field in ("slug", "title", "description", "draft_incidents"):
         if field in changes:
             setattr(page, field, changes[field])
     if "logo_url" in changes:
@@ -114,17 +124,23 @@ def status_page_create(*, organization: Organization, changes: Mapping[str, Any]
     """Create a page from the API's validated ``changes`` (slug and title at least)."""
     page = StatusPage(organization=organization)
     _apply(page, changes)
-    return _save(page)
+    _save(page)
+    domain_changed(page.custom_domain)
+    return page
 
 
 def status_page_update(*, page: StatusPage, changes: Mapping[str, Any]) -> StatusPage:
     """Change the fields named in ``changes``; a changed domain must be verified again."""
+    before = page.custom_domain
     _apply(page, changes)
-    return _save(page)
+    _save(page)
+    domain_changed(before, page.custom_domain)
+    return page
 
 
 def status_page_delete(*, page: StatusPage) -> None:
     page_changed(page.pk)
+    domain_changed(page.custom_domain)
     page.delete()
 
 
@@ -153,4 +169,5 @@ def status_page_verify_domain(*, page: StatusPage, resolver: TxtResolver, now: d
     page.domain_verified_at = now
     page.save(update_fields=["domain_verified_at", "updated_at"])
     page_changed(page.pk)
+    domain_changed(page.custom_domain)
     return page

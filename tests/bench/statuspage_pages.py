@@ -8,7 +8,9 @@ a group, MCP details shown), each with 90 days of history: ``--outages-per-day``
 as status changes (3 minutes, then 40 seconds; a check flapping twice a day is the worst case), hourly rollups in three regions for the 90 days, and two published
 incidents a week with two updates each. Then it asks for the page and ``summary.json``
 through Django's test client (the whole stack in process, no network): the page drawn afresh
-(its kept HTML made stale before each request) and as kept (statuspages/cache.py). Prints the median
+(its kept HTML made stale before each request) and as kept (statuspages/cache.py), then
+``scheduled-maintenances.json``, the RSS feed and one component's badges (status, uptime 24 h and
+30 d, response time, one shields.io JSON; drawn afresh each time). Prints the median
 and 95th percentile of ``--repeat`` warm requests in milliseconds and each one's SQL query count.
 No figure is asserted anywhere.
 """
@@ -42,7 +44,7 @@ from monitors.services import healthcheck_create, organization_create  # noqa: E
 from probes.checks.mcp import MCP  # noqa: E402
 from statuspages import services  # noqa: E402
 from statuspages.cache import page_changed  # noqa: E402
-from statuspages.models import IncidentUpdate  # noqa: E402
+from statuspages.models import Component, IncidentUpdate  # noqa: E402
 
 DAYS = 90
 
@@ -175,6 +177,24 @@ def main() -> None:
             results["html drawn"] = measure(client, f"/s/{slug}/", args.repeat, lambda: page_changed(page_id))
             results["html kept"] = measure(client, f"/s/{slug}/", args.repeat)
             results["summary.json"] = measure(client, f"/s/{slug}/api/v2/summary.json", args.repeat)
+            results["scheduled-maintenances.json"] = measure(
+                client, f"/s/{slug}/api/v2/scheduled-maintenances.json", args.repeat
+            )
+            results["history.rss"] = measure(client, f"/s/{slug}/history.rss", args.repeat)
+            # One component's badges: a busy check (two outages a day for 90 days), never kept.
+            key = (
+                Component.objects.filter(page_id=page_id)
+                .order_by("position")
+                .values_list("public_id", flat=True)[0]
+            )
+            for badge in (
+                "status.svg",
+                "uptime-24h.svg",
+                "uptime-30d.svg",
+                "response-time.svg",
+                "uptime-30d.json",
+            ):
+                results[f"badge {badge}"] = measure(client, f"/s/{slug}/badges/{key}/{badge}", args.repeat)
             raise Rollback
     except Rollback:
         pass

@@ -257,7 +257,10 @@ def test_serve_lets_cookies_come_back_over_its_plain_http_unless_told(monkeypatc
 
     monkeypatch.setattr(serve, "Manager", Manager)
     monkeypatch.setattr(serve, "call_command", lambda *args, **kwargs: None)
-    monkeypatch.setattr(serve, "demo_bootstrap", lambda: {"password": None, "api_key": None})
+    monkeypatch.setattr(
+        serve, "demo_bootstrap", lambda: {"organization": "demo", "password": None, "api_key": None}
+    )
+    monkeypatch.setattr(serve.Command, "_announce_demo_parts", lambda *args, **kwargs: None)
     monkeypatch.setattr(serve, "regions_enabled", lambda: [])
 
     with pytest.raises(SystemExit):

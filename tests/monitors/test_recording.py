@@ -141,6 +141,7 @@ def changes(healthcheck: Healthcheck) -> list[tuple[str, str]]:
 
 
 NEXT = SLOT + timedelta(minutes=1)
+AFTER_NEXT = SLOT + timedelta(minutes=2)
 
 
 # --- results ----------------------------------------------------------------------------------
@@ -358,7 +359,9 @@ def test_the_quorum_decides_down_or_degraded(make, quorum, regions_down, expecte
     healthcheck = make(quorum=quorum, recheck_count=0)
     record_everywhere(healthcheck, up())
 
+    # Two slots: a split slot is held for the next (rules.holds_split).
     record_slot(healthcheck, dict.fromkeys(REGIONS[:regions_down], down()), slot=NEXT)
+    record_slot(healthcheck, dict.fromkeys(REGIONS[:regions_down], down()), slot=AFTER_NEXT)
 
     assert status_of(healthcheck) == expected
 
@@ -381,11 +384,52 @@ def test_a_status_change_records_from_to_reason_and_failed_regions(make):
     assert change.missing_tools == []
 
 
+@pytest.mark.parametrize(
+    ("before", "split_at_next", "after", "expected"),
+    [
+        # A server that stops during a slot: up -> down, never through degraded.
+        (up, "outage", down, [("pending", "up"), ("up", "down")]),
+        # One that comes back during a slot: down -> up.
+        (down, "recovery", up, [("pending", "down"), ("down", "up")]),
+        # A one-slot blip in one region changes nothing.
+        (up, "outage", up, [("pending", "up")]),
+    ],
+)
+def test_a_slot_split_across_an_outages_edge_is_held_for_the_next(
+    make, before, split_at_next, after, expected
+):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, before())
+
+    # At NEXT, one region checked after the outage began and the others before it; or, as it
+    # ended, one region before and the others after.
+    if split_at_next == "outage":
+        record_slot(healthcheck, {"us-east": down()}, slot=NEXT)
+    else:
+        record_slot(healthcheck, {"eu-west": down(), "us-east": up(), "ap-southeast": up()}, slot=NEXT)
+    assert status_of(healthcheck) == before().status
+    record_everywhere(healthcheck, after(), slot=AFTER_NEXT)
+
+    assert changes(healthcheck) == expected
+
+
+def test_a_partial_outage_that_lasts_is_degraded_one_slot_later(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, up())
+
+    record_slot(healthcheck, {"eu-west": down()}, slot=NEXT)
+    assert status_of(healthcheck) == "up"
+    record_slot(healthcheck, {"eu-west": down()}, slot=AFTER_NEXT)
+
+    assert status_of(healthcheck) == "degraded"
+
+
 def test_a_degraded_status_change_names_the_one_failed_region(make):
     healthcheck = make(recheck_count=0)
     record_everywhere(healthcheck, up())
 
     record_slot(healthcheck, {"eu-west": down()}, slot=NEXT)
+    record_slot(healthcheck, {"eu-west": down()}, slot=AFTER_NEXT)
 
     change = healthcheck.status_changes.order_by("-id").first()
     assert (change.from_status, change.to_status) == ("up", "degraded")

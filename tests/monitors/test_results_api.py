@@ -170,8 +170,21 @@ def test_results_with_a_bad_window_answer_400_naming_the_field(client, check, pa
 # --- status and tool changes -----------------------------------------------------------------
 
 
-def test_status_changes_list_newest_first(client, history):
-    body = client.get(url_of(history, "status-changes/")).json()
+@pytest.fixture
+def degraded_history(check) -> Healthcheck:
+    """Four slots a minute apart in three regions; us-east fails the second and third.
+
+    Two slots: a region failing for one slot only is a split slot, held (rules.holds_split).
+    """
+    for minute in range(4):
+        for region in REGIONS:
+            failed = region == "us-east" and minute in (1, 2)
+            record(check, region, minutes(minute), down() if failed else up(100.0 + minute))
+    return check
+
+
+def test_status_changes_list_newest_first(client, degraded_history):
+    body = client.get(url_of(degraded_history, "status-changes/")).json()
 
     assert [(c["from_status"], c["to_status"]) for c in body["results"]] == [
         ("degraded", "up"),

@@ -16,6 +16,7 @@ from monitors.rules import (
     Verdict,
     cause_changed,
     cause_of,
+    holds_split,
     overall_verdict,
     settle_window,
     slot_due,
@@ -204,3 +205,34 @@ def cause(kinds: dict[str, str], missing: tuple[str, ...] = ()) -> Cause:
 )
 def test_a_cause_changes_with_its_kinds_or_missing_tools(previous, current, changed):
     assert cause_changed(previous, current) is changed
+
+
+# --- A slot split across an outage's edge (holds_split) ---------------------------------------
+
+SPLIT = Verdict(Status.DEGRADED, {"eu-west": "connect"}, (), "Down in 1 of 3 regions: eu-west (connect)")
+SLOW_ONLY = Verdict(Status.DEGRADED, {}, ("eu-west",), "Slow in eu-west")
+
+
+@pytest.mark.parametrize(
+    ("verdict", "current", "held_last", "held"),
+    [
+        (SPLIT, Status.UP, False, True),
+        (SPLIT, Status.DOWN, False, True),
+        # Never two slots in a row: a partial outage that lasts is told.
+        (SPLIT, Status.UP, True, False),
+        # Already degraded, or no status yet: nothing to protect.
+        (SPLIT, Status.DEGRADED, False, False),
+        (SPLIT, Status.PENDING, False, False),
+        # Slowness is no edge: every region saw the same server.
+        (SLOW_ONLY, Status.UP, False, False),
+        (
+            Verdict(Status.DOWN, {"eu-west": "connect", "us-east": "connect"}, (), "Down"),
+            Status.UP,
+            False,
+            False,
+        ),
+        (Verdict(Status.UP, {}, (), "Up"), Status.DOWN, False, False),
+    ],
+)
+def test_a_split_verdict_is_held_once_at_an_outages_edge(verdict, current, held_last, held):
+    assert holds_split(verdict=verdict, current=current, held_last=held_last) is held

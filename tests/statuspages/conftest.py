@@ -14,6 +14,7 @@ from monitors.services import healthcheck_create
 from probes.checks.mcp import MCP
 from statuspages import services
 from statuspages.models import Component, StatusPage
+from tests.alerts.channel_support import receiver, smtp_server  # noqa: F401  (fixtures: a loopback HTTP receiver, an SMTP server)
 
 
 @pytest.fixture

@@ -54,6 +54,13 @@ def test_each_component_has_a_ninety_day_strip_and_a_response_time_chart(
     assert component.one("uptime").text == "100.00 % uptime"
 
 
+def test_the_page_says_how_uptime_is_computed(web, org, make_page):
+    page = make_page(org)
+    note = parse(web.get(f"/s/{page.slug}/").content).one("uptime-definition")
+    assert "first failing check that led to an outage to the first good check" in note.text
+    assert "degraded performance is not downtime" in note.text
+
+
 def test_a_browser_that_accepts_gzip_gets_the_page_compressed(web, org, make_check, make_page, add_component):
     page = make_page(org)
     add_component(page, make_check(org, age=timedelta(days=10)))
@@ -136,7 +143,8 @@ def test_an_unknown_page_is_a_404(web, db):
 
 def test_the_stylesheet_is_a_static_file_of_the_app(web, org, make_page):
     page = make_page(org)
-    link = parse(web.get(f"/s/{page.slug}/").content).one(tag="link")
+    links = parse(web.get(f"/s/{page.slug}/").content).all(tag="link")
+    (link,) = [link for link in links if link.attrs.get("rel") == "stylesheet"]
     assert link.attrs["href"].endswith("statuspages/page.css")
     assert finders.find("statuspages/page.css")
 

@@ -177,3 +177,109 @@ def test_a_component_in_maintenance_reads_under_maintenance(web, org, make_page,
     summary = get(web, page, "summary").json()
     assert summary["components"][0]["status"] == "under_maintenance"
     assert summary["status"] == {"indicator": "maintenance", "description": "Service Under Maintenance"}
+
+
+# --- scheduled maintenances (monitors' maintenance windows) --------------------------------------
+
+MAINTENANCE_ENDPOINTS = [
+    "scheduled-maintenances",
+    "scheduled-maintenances/upcoming",
+    "scheduled-maintenances/active",
+]
+
+
+@pytest.fixture
+def maintained(org, make_page, make_check, add_component):
+    """Return a page whose API is in a window now, and has a nightly window and a window over another check."""
+    page = make_page(org, time_zone="Europe/Berlin")
+    api = make_check(org, name="API")
+    docs = make_check(org, name="Docs")
+    elsewhere = make_check(org, name="Not on the page")
+    add_component(page, api)
+    add_component(page, docs)
+    now = timezone.now()
+    maintenance_window_create(
+        organization=org,
+        name="Failover drill",
+        starts_at=now - timedelta(minutes=5),
+        duration=timedelta(hours=1),
+        healthchecks=[api.public_id],
+    )
+    maintenance_window_create(
+        organization=org,
+        name="Nightly backup",
+        description="Writes pause for a minute.",
+        starts_at=now + timedelta(hours=2),
+        duration=timedelta(minutes=30),
+        rrule="FREQ=DAILY",
+        timezone="Europe/Berlin",
+        healthchecks=[docs.public_id],
+    )
+    maintenance_window_create(
+        organization=org,
+        name="Private work",
+        starts_at=now + timedelta(hours=1),
+        duration=timedelta(hours=1),
+        healthchecks=[elsewhere.public_id],
+    )
+    return page
+
+
+def names_and_statuses(answer) -> list[tuple[str, str]]:
+    return [(m["name"], m["status"]) for m in answer["scheduled_maintenances"]]
+
+
+def test_active_json_lists_the_maintenance_in_progress(web, maintained):
+    answer = get(web, maintained, "scheduled-maintenances/active").json()
+    assert names_and_statuses(answer) == [("Failover drill", "in_progress")]
+    (active,) = answer["scheduled_maintenances"]
+    assert [c["name"] for c in active["components"]] == ["API"]
+    assert active["components"][0]["status"] == "under_maintenance"
+    assert active["impact"] == "maintenance"
+    # Made while it ran: never announced as scheduled.
+    assert [u["status"] for u in active["incident_updates"]] == ["in_progress"]
+
+
+def test_upcoming_json_lists_a_recurring_windows_next_occurrences_soonest_first(web, maintained):
+    answer = get(web, maintained, "scheduled-maintenances/upcoming").json()
+    assert names_and_statuses(answer) == [("Nightly backup", "scheduled")] * 3
+    starts = [m["scheduled_for"] for m in answer["scheduled_maintenances"]]
+    assert starts == sorted(starts)
+    assert len(set(starts)) == 3
+    first = answer["scheduled_maintenances"][0]
+    assert first["incident_updates"][0]["body"] == "Writes pause for a minute."
+    assert first["scheduled_for"].endswith(("+01:00", "+02:00"))  # the page's zone, Berlin
+
+
+def test_a_window_over_no_component_of_the_page_is_not_shown(web, maintained):
+    answer = get(web, maintained, "scheduled-maintenances").json()
+    assert "Private work" not in {m["name"] for m in answer["scheduled_maintenances"]}
+    assert len(answer["scheduled_maintenances"]) == 4
+
+
+def test_summary_lists_the_active_then_the_upcoming_maintenances(web, maintained):
+    summary = get(web, maintained, "summary").json()
+    assert [m["status"] for m in summary["scheduled_maintenances"]] == ["in_progress"] + ["scheduled"] * 3
+
+
+def test_the_page_shows_the_same_maintenances_as_the_json(web, maintained):
+    html = web.get(f"/s/{maintained.slug}/").content.decode()
+    for maintenance in get(web, maintained, "summary").json()["scheduled_maintenances"]:
+        assert f'id="maintenance-{maintenance["id"]}"' in html
+    assert "Private work" not in html
+
+
+@pytest.mark.parametrize("endpoint", MAINTENANCE_ENDPOINTS)
+def test_maintenance_endpoints_have_an_etag_caching_cors_and_answer_304(web, maintained, endpoint):
+    got = get(web, maintained, endpoint)
+    assert got.status_code == 200
+    assert got["Cache-Control"] == "public, max-age=30"
+    assert got["Access-Control-Allow-Origin"] == "*"
+    assert set(got.json()) == {"page", "scheduled_maintenances"}
+    again = get(web, maintained, endpoint, HTTP_IF_NONE_MATCH=got["ETag"])
+    assert (again.status_code, again.content) == (304, b"")
+
+
+@pytest.mark.parametrize("endpoint", MAINTENANCE_ENDPOINTS)
+def test_maintenance_endpoints_of_a_page_without_windows_are_empty_lists(web, page, endpoint):
+    assert get(web, page, endpoint).json()["scheduled_maintenances"] == []

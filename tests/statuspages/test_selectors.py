@@ -223,6 +223,26 @@ def test_the_query_count_does_not_grow_with_the_components(
     assert _queries(small, history=history) == _queries(large, history=history)
 
 
+@pytest.mark.parametrize("history", [True, False], ids=["html", "json"])
+def test_the_query_count_stays_with_maintenance_windows_over_every_component(
+    org, make_check, make_page, add_component, change, history
+):
+    small = _page_with(org, make_check, make_page, add_component, change, 2)
+    large = _page_with(org, make_check, make_page, add_component, change, 12)
+    maintenance_window_create(
+        organization=org,
+        name="Nightly",
+        starts_at=NOW - timedelta(hours=1),
+        duration=timedelta(hours=2),
+        rrule="FREQ=DAILY",
+        tags=["db"],
+        healthchecks=[c.healthcheck.public_id for p in (small, large) for c in p.components.all()],
+    )
+    # The first occurrence running, and the next three.
+    assert len(view_of(large, history=history).content.maintenances) == 4
+    assert _queries(small, history=history) == _queries(large, history=history)
+
+
 def test_a_fifty_component_page_reads_in_a_bounded_number_of_queries(
     org, make_check, make_page, add_component, change
 ):

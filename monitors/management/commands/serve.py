@@ -28,6 +28,7 @@ from honcho.manager import Manager  # type: ignore[import-untyped]
 
 from monitors.selectors import regions_enabled
 from monitors.services import demo_bootstrap
+from monitors.signals import demo_ready
 
 
 def parts(*, host: str, port: int, broker: bool, region_queues: list[str]) -> dict[str, str]:
@@ -102,8 +103,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         call_command("migrate", interactive=False, verbosity=0)
-        self._announce(demo_bootstrap())
         host, port = options["host"], options["port"]
+        created = demo_bootstrap()
+        self._announce(created)
+        self._announce_demo_parts(created["organization"], base_url=f"http://{host}:{port}")
         self.stdout.write(
             f"Uptimy on http://{host}:{port}/ (API http://{host}:{port}/api/v1/docs/); Ctrl-C stops."
         )
@@ -138,6 +141,14 @@ class Command(BaseCommand):
             with contextlib.suppress(OSError):
                 shutil.rmtree(metrics_path)
         sys.exit(manager.returncode)
+
+    def _announce_demo_parts(self, organization_slug: str | None, *, base_url: str) -> None:
+        """Let the apps above monitors make their demo parts, and print where they are."""
+        for _, line in demo_ready.send(
+            sender=self.__class__, organization_slug=organization_slug, base_url=base_url
+        ):
+            if line:
+                self.stdout.write(str(line))
 
     def _announce(self, created: dict[str, str | None]) -> None:
         if created["password"]:

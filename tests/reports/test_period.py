@@ -1,0 +1,66 @@
+"""A report's period: a month or a range of days in an IANA zone; bad input names its field."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from reports.render.period import PeriodError, month_before, period_of
+
+NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def period(month=None, start=None, end=None, tz="UTC"):
+    return period_of(month=month, start=start, end=end, time_zone=tz, now=NOW)
+
+
+def test_a_month_runs_from_its_first_midnight_to_the_next_in_the_zone():
+    found = period(month="2026-11", tz="Europe/Paris")
+    assert (found.start, found.end) == (
+        datetime(2026, 10, 31, 23, 0, tzinfo=UTC),
+        datetime(2026, 11, 30, 23, 0, tzinfo=UTC),
+    )
+    assert found.label == "2026-11"
+
+
+def test_a_range_includes_its_last_day_and_summer_time_changes_its_length():
+    found = period(start="2026-10-24", end="2026-10-25", tz="Europe/Paris")
+    assert found.seconds == 49 * 3600  # the 25th lasts 25 hours
+
+
+def test_the_previous_period_has_the_same_length_and_ends_where_this_starts():
+    found = period(month="2026-11", tz="Europe/Paris")
+    previous = found.previous()
+    assert (previous.end, previous.seconds) == (found.start, found.seconds)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"month": "2026-13"}, "month"),
+        ({"month": "26-11"}, "month"),
+        ({"month": "2027-01"}, "month"),  # the future: nothing measured
+        ({}, "month"),
+        ({"month": "2026-11", "start": "2026-11-01"}, "month"),
+        ({"start": "2016-01-01", "end": "2025-12-31"}, "to"),  # ten years
+        ({"start": "2026-11-10", "end": "2026-11-01"}, "to"),  # the end before the start
+        ({"start": "2026-11-31", "end": "2026-12-01"}, "from"),
+        ({"start": "2026-11-01"}, "to"),
+        ({"end": "2026-11-01"}, "from"),
+        ({"month": "2026-11", "tz": "Mars/Olympus"}, "tz"),
+        ({"month": "2026-11", "tz": "europe/paris"}, "tz"),
+        ({"month": "2026-11", "tz": "../../etc/passwd"}, "tz"),
+    ],
+)
+def test_bad_input_names_its_field(kwargs, field):
+    with pytest.raises(PeriodError) as caught:
+        period(**kwargs)
+    assert caught.value.field == field
+
+
+def test_the_month_before_is_read_in_the_zone():
+    # 1 December 00:30 in Paris is still 30 November in UTC.
+    moment = datetime(2026, 11, 30, 23, 30, tzinfo=UTC)
+    assert (month_before(moment, "Europe/Paris"), month_before(moment, "UTC")) == ("2026-11", "2026-10")
+    assert month_before(datetime(2026, 1, 5, tzinfo=UTC), "UTC") == "2025-12"
