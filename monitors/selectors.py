@@ -11,8 +11,10 @@ from datetime import UTC, datetime, timedelta
 from typing import TypedDict
 from uuid import UUID
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.db import connection
-from django.db.models import Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
 
 from monitors import latency
 from monitors.maintenance import (
@@ -29,6 +31,7 @@ from monitors.models import (
     HealthcheckTag,
     MaintenanceWindow,
     MaintenanceWindowTag,
+    Membership,
     Organization,
     ProbeResult,
     Region,
@@ -52,6 +55,22 @@ def healthchecks_of(*, organization: Organization) -> QuerySet[Healthcheck]:
         .select_related("organization")
         .prefetch_related("regions", "tag_rows")
     )
+
+
+def memberships_of(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Membership]:
+    """Return the user's memberships with their organizations and plans, oldest first (none when signed out)."""
+    if user.pk is None:
+        return Membership.objects.none()
+    return (
+        Membership.objects.filter(user_id=user.pk)
+        .select_related("organization", "organization__plan")
+        .order_by("created_at", "id")
+    )
+
+
+def api_keys_of(*, organization: Organization) -> QuerySet[ApiKey]:
+    """Return the organization's API keys, revoked ones too, newest first."""
+    return ApiKey.objects.filter(organization=organization).order_by("-created_at", "-id")
 
 
 def regions_enabled() -> QuerySet[Region]:
@@ -169,6 +188,27 @@ def uptime_of(*, healthcheck: Healthcheck, start: datetime, end: datetime) -> Up
         "overall": _figures(everything),
         "regions": {slug: _figures(rows) for slug, rows in sorted(per_region.items())},
     }
+
+
+def uptimes_of(*, healthcheck_ids: Iterable[int], start: datetime, end: datetime) -> dict[int, float | None]:
+    """Return each healthcheck's overall uptime over [start, end) as ``uptime_of`` computes it, in one query.
+
+    A list page's figure for many checks at once: the hourly rollups summed per check (not per
+    region), so no check costs a query of its own. A check without runs in the window maps to None.
+    """
+    first_hour = start.astimezone(UTC).replace(minute=0, second=0, microsecond=0)
+    sums = (
+        Rollup.objects.filter(
+            healthcheck_id__in=list(healthcheck_ids),
+            period=Rollup.Period.HOUR,
+            start__gte=first_hour,
+            start__lt=end,
+        )
+        .values("healthcheck_id")
+        .annotate(runs=Sum("runs"), failures=Sum("failures"))
+        .values_list("healthcheck_id", "runs", "failures")
+    )
+    return {hc_id: (runs - failures) / runs if runs else None for hc_id, runs, failures in sums}
 
 
 def _figures(rows: list[tuple[int, int, int, list[list[int]]]]) -> UptimeFigures:

@@ -77,6 +77,7 @@ INSTALLED_APPS = [
     "alerts",
     "statuspages",
     "reports",
+    "web",
 ]
 
 MIDDLEWARE = [
@@ -92,6 +93,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # The web app's Content-Security-Policy (CONTENT_SECURITY_POLICY below), on its pages only.
+    "web.middleware.WebContentSecurityPolicy",
 ]
 
 ROOT_URLCONF = "uptimy.urls"
@@ -251,6 +254,31 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# The web app (web/): its sign-in page, where a sign-in lands, where a sign-out goes.
+LOGIN_URL = "web:login"
+LOGIN_REDIRECT_URL = "web:dashboard"
+LOGOUT_REDIRECT_URL = "web:login"
+# Failed sign-ins allowed per client address (and per user name) within the window; then the
+# sign-in form says how long to wait (web/throttle.py).
+UPTIMY_LOGIN_ATTEMPTS: int = env.int("UPTIMY_LOGIN_ATTEMPTS", default=10)
+UPTIMY_LOGIN_WINDOW_SECONDS: int = env.int("UPTIMY_LOGIN_WINDOW_SECONDS", default=900)
+# django-csp 4: what the web app's pages may load. Everything from this origin only, no inline
+# script or style (htmx is configured by a <meta> tag, its inline indicator styles off), SVG
+# charts are inline markup, never data: scripts.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'"],
+        "img-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+        "base-uri": ["'none'"],
+        "object-src": ["'none'"],
+    }
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

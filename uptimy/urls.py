@@ -1,9 +1,10 @@
-"""Mount every app's routes: the health endpoint, the metrics, the admin, the REST API, the status pages and the reports."""
+"""Mount every app's routes: the health endpoint, the metrics, the admin, the REST API, the web app, the status pages and the reports."""
 
 from django.contrib import admin
 from django.urls import include, path
 
 from monitors.views import healthz
+from uptimy.home import home
 from uptimy.metrics import metrics
 
 urlpatterns = [
@@ -16,6 +17,9 @@ urlpatterns = [
     path("api/v1/", include("alerts.api.urls")),
     path("alerts/", include("alerts.urls")),
     path("s/<slug:slug>/", include(("statuspages.urls", "statuspages"), namespace="statuspage")),
+    # The web app under /app/: at the root its sign-in and other pages would hide a custom domain's.
+    path("app/", include("web.urls", namespace="web")),
+    path("", home, name="home"),
     # Last: a verified custom domain's page answers at the root, found by the Host header.
     path("", include(("statuspages.urls", "statuspages"), namespace="statuspage-domain")),
 ]

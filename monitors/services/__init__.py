@@ -12,6 +12,7 @@ from monitors.services.healthchecks import (
     healthcheck_delete,
     healthcheck_pause,
     healthcheck_resume,
+    healthcheck_trial_config,
     healthcheck_update,
 )
 from monitors.services.maintenance import (
@@ -36,6 +37,7 @@ from monitors.services.tenancy import (
     hash_api_key,
     membership_add,
     organization_create,
+    organization_sign_up,
 )
 
 __all__ = [
@@ -53,12 +55,14 @@ __all__ = [
     "healthcheck_delete",
     "healthcheck_pause",
     "healthcheck_resume",
+    "healthcheck_trial_config",
     "healthcheck_update",
     "maintenance_window_create",
     "maintenance_window_delete",
     "maintenance_window_update",
     "membership_add",
     "organization_create",
+    "organization_sign_up",
     "outcomes_record",
     "results_prune",
     "rollups_refresh",

@@ -189,6 +189,22 @@ def _origin_words(uri: object) -> str:
     return "none" if origin is None else f"{origin[0]}://{origin[1]}:{origin[2]}"
 
 
+def healthcheck_trial_config(
+    *, check_type: CheckKind[Any], config: Mapping[str, Any], healthcheck: Healthcheck | None = None
+) -> Any:
+    """Return the runnable config a save would store, for a one-off run before saving ("Test now").
+
+    The same validation and header rules as a write: a value sent back masked stands for the
+    stored value of ``healthcheck``'s header of that name, and only while the URI keeps the
+    origin the value was given for. Raises ConfigInvalid as a create or an update would; writes nothing.
+    """
+    stored: Mapping[str, str] = {}
+    if healthcheck is not None and _same_origin(healthcheck.config.get("uri"), config.get("uri")):
+        stored = decrypt_headers(healthcheck.secret_headers)
+    api_config, headers = _prepared_config(check_type, config, stored)
+    return check_type.parse({**api_config, "headers": headers})
+
+
 def healthcheck_delete(*, healthcheck: Healthcheck) -> None:
     healthcheck.delete()
 

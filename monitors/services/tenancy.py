@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import transaction
+from django.utils.text import slugify
 
 from monitors.errors import ServiceError
 from monitors.models import ApiKey, Membership, Organization, Plan
@@ -33,6 +34,24 @@ def organization_create(*, slug: str, name: str = "", plan: Plan | None = None) 
         raise ServiceError("slug", "Use letters, digits, hyphens and underscores only.") from None
     plan = plan or Plan.objects.get(slug=DEFAULT_PLAN_SLUG)
     return Organization.objects.create(slug=slug, name=name or slug, plan=plan)
+
+
+def organization_sign_up(*, email: str, password: str, organization_name: str) -> tuple[Any, Organization]:
+    """Create a user (their email is their user name) and an organization of theirs on the free plan, owned by them.
+
+    The organization's slug is made of its name, with a random tail when that slug is taken.
+    """
+    base = (slugify(organization_name) or "org")[:48]
+    with transaction.atomic():
+        user = get_user_model().objects.create_user(username=email, email=email, password=password)
+        slug = base
+        while Organization.objects.filter(slug=slug).exists():
+            slug = f"{base}-{secrets.token_hex(3)}"
+        organization = organization_create(
+            slug=slug, name=organization_name, plan=Plan.objects.get(slug=DEFAULT_PLAN_SLUG)
+        )
+        membership_add(organization=organization, user=user, role=Membership.Role.OWNER)
+    return user, organization
 
 
 def membership_add(

@@ -1,0 +1,109 @@
+"""Signed-in browsers (Django's test client) for the web app's tests, one per role."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from monitors.models import Healthcheck, Membership, Organization
+from monitors.services import healthcheck_create, membership_add
+from probes.checks import check_kind
+
+PASSWORD = "a-long-test-password-42"
+
+
+@pytest.fixture
+def make_member(db) -> Callable[..., Client]:
+    """Return a factory of signed-in test clients: a new user with ``role`` in ``organization``."""
+    counter = iter(range(1, 10_000))
+
+    def make(
+        organization: Organization, role: str = Membership.Role.OWNER, *, username: str | None = None
+    ) -> Client:
+        name = username or f"user{next(counter)}@example.com"
+        user = get_user_model().objects.create_user(username=name, email=name, password=PASSWORD)
+        membership_add(organization=organization, user=user, role=role)
+        browser = Client()
+        browser.force_login(user)
+        browser.user = user  # type: ignore[attr-defined]
+        return browser
+
+    return make
+
+
+@pytest.fixture
+def owner(make_member, org) -> Client:
+    return make_member(org, Membership.Role.OWNER)
+
+
+@pytest.fixture
+def viewer(make_member, org) -> Client:
+    return make_member(org, Membership.Role.VIEWER)
+
+
+@pytest.fixture
+def make_check(now) -> Callable[..., Healthcheck]:
+    def make(
+        organization: Organization, *, name: str = "Docs MCP", type_name: str = "mcp", **config
+    ) -> Healthcheck:
+        return healthcheck_create(
+            organization=organization,
+            name=name,
+            check_type=check_kind(type_name),
+            config={"uri": "https://mcp.example.com/mcp", **config},
+            now=now,
+        )
+
+    return make
+
+
+class _NotFound(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self._answer()
+
+    def do_GET(self) -> None:
+        self._answer()
+
+    def _answer(self) -> None:
+        self.server.authorizations.append(self.headers.get("Authorization"))  # type: ignore[attr-defined]
+        body = b"<h1>Not Found</h1>"
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def no_mcp_server() -> Iterator[ThreadingHTTPServer]:
+    """Serve a site that answers 404 to every path on loopback; ``authorizations`` lists what each request sent."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _NotFound)
+    server.authorizations = []  # type: ignore[attr-defined]
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/mcp"  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def no_mcp_url(no_mcp_server) -> str:
+    """Return a loopback URL with no MCP endpoint (every path answers 404)."""
+    return no_mcp_server.url
+
+
+@pytest.fixture(autouse=True)
+def _fast_password_hashing(settings) -> None:
+    """Hash the tests' passwords cheaply: the production hasher's cost is the point of it, not of these tests."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

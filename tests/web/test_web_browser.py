@@ -1,0 +1,207 @@
+"""The web app in a real browser: Debian's Chromium driven by Playwright against the live server.
+
+Playwright's own browser downloads are never used (`playwright install` needs a host these
+machines can't reach): the tests start /usr/bin/chromium. Without it they skip saying how to
+install it, and fail instead under UPTIMY_REQUIRE_BROWSER=1, which .ci/run sets. Every wait is
+Playwright's auto-waiting on what the page shows, never a sleep.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from monitors.models import Healthcheck, Membership
+from monitors.services import membership_add
+from tests.conftest import unavailable
+from tests.monitors.conftest import start_sdk_peer, stop
+from tests.web.conftest import PASSWORD
+
+CHROMIUM = Path("/usr/bin/chromium")
+BROWSER_SWITCH = "UPTIMY_REQUIRE_BROWSER"
+HOW_TO = "apt-get install -y --no-install-recommends chromium"
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+@pytest.fixture(scope="module")
+def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
+    """Start Debian's Chromium once for this module, headless, through Playwright.
+
+    Playwright's sync API keeps an event loop running on the main thread while it lives: it is
+    stopped when this module ends, or every later test calling asyncio.run() there would fail.
+    Django refuses synchronous database calls beside a running loop; the tests' own ORM calls
+    are plain synchronous code, so that check is off while the browser runs (the live server's
+    thread has no loop and is unaffected). Hence the database is set up first.
+    """
+    if not CHROMIUM.exists():
+        unavailable(f"Chromium is not installed at {CHROMIUM}: {HOW_TO}", switch=BROWSER_SWITCH)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("Playwright is not installed: make .venv/.dev-deps", switch=BROWSER_SWITCH)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            # --no-sandbox: the tests run as root on CI, where Chromium's sandbox refuses to start.
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
+            try:
+                yield browser
+            finally:
+                browser.close()
+
+
+@pytest.fixture(autouse=True)
+def _seeded_plans_and_regions(transactional_db) -> None:
+    """Seed the plans and regions as migration 0002 does: a flush between these tests emptied them.
+
+    serialized_rollback should restore them but, after a test whose requests the live server
+    answered, did not (Plan.DoesNotExist in the next test); seeding again is idempotent.
+    """
+    from django.apps import apps
+
+    import_module("monitors.migrations.0002_seed_regions_and_plans").seed(apps, None)
+
+
+@pytest.fixture
+def app(live_server, settings) -> str:
+    """Return the live server's app URL, with the settings a local try has: plain HTTP, runs here."""
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True  # the peers are on loopback
+    settings.REDIS_URL = ""  # "Run now" runs in the server's process, as `make run` without a broker
+    return live_server.url
+
+
+@pytest.fixture
+def page(chromium) -> Iterator[Any]:
+    """Return a fresh browser tab (its own cookies); fail the test on any Content-Security-Policy refusal."""
+    context = chromium.new_context()
+    context.set_default_timeout(20_000)
+    tab = context.new_page()
+    refusals: list[str] = []
+    tab.on(
+        "console",
+        lambda message: refusals.append(message.text) if "Content Security Policy" in message.text else None,
+    )
+    yield tab
+    context.close()
+    assert not refusals, refusals
+
+
+def sign_up(page: Any, app: str, email: str) -> None:
+    page.goto(f"{app}/")
+    page.get_by_role("link", name="Sign up").click()
+    page.get_by_label("Email").fill(email)
+    page.get_by_label("Organization name").fill("Docs Team")
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_label("Password again").fill(PASSWORD)
+    page.get_by_role("button", name="Create account").click()
+    page.get_by_role("heading", name="Healthchecks").wait_for()
+
+
+def test_sign_up_create_an_mcp_healthcheck_with_advanced_settings_and_watch_its_result(page, app):
+    from playwright.sync_api import expect
+
+    server, url = start_sdk_peer("stateful")
+    try:
+        sign_up(page, app, "ada@example.com")
+        page.get_by_role("link", name="New MCP healthcheck").click()
+        page.get_by_label("Name", exact=True).fill("Docs MCP")
+        page.get_by_label("Server URL").fill(url)
+        page.get_by_text("Advanced settings").click()
+        page.get_by_label("Header 1 name").fill("Authorization")
+        page.get_by_label("Header 1 value").fill("Bearer peer-key")
+        page.get_by_label("Required tools").fill("search_docs\nget_status")
+        page.get_by_label("At least this many tools").fill("2")
+        expect(page.get_by_label("Timeout (seconds)")).to_have_value("10")
+        page.get_by_role("button", name="Create healthcheck").click()
+
+        expect(page.get_by_role("heading", name="Docs MCP")).to_be_visible()
+        page.get_by_role("button", name="Run now").click()
+        result = page.locator("dl.result")
+        expect(result).to_contain_text("sdk-streamable 2.3.0-peer")
+        expect(result.locator("dt", has_text="Access").locator("+ dd")).to_have_text("Key")
+        expect(result.locator("dt", has_text="Protocol").locator("+ dd")).to_contain_text(
+            re.compile(r"\d{4}-\d{2}-\d{2}")
+        )
+        tools = result.locator("dt", has_text=re.compile("^Tools$")).locator("+ dd")
+        expect(tools).to_contain_text("3")
+        expect(tools).to_contain_text("search_docs")
+        expect(result.locator("dt", has_text="Missing tools").locator("+ dd")).to_have_text("None")
+        expect(result.locator("svg.breakdown")).to_be_visible()
+
+        # The stored header value comes back masked and stays stored when the form is saved as is.
+        page.get_by_role("link", name="Edit").click()
+        expect(page.get_by_label("Header 1 value")).to_have_value("********")
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_text("Saved Docs MCP.")).to_be_visible()
+        assert "peer-key" not in page.content()
+
+        stop(server)
+        page.get_by_role("button", name="Run now").click()
+        expect(page.locator("dl.result dt", has_text="Status").locator("+ dd")).to_contain_text("Down")
+    finally:
+        if server.poll() is None:
+            stop(server)
+    healthcheck = Healthcheck.objects.get(name="Docs MCP")
+    assert healthcheck.config["requiredTools"] == ["search_docs", "get_status"]
+
+
+def test_test_now_on_a_url_without_mcp_shows_no_mcp_endpoint(page, app, no_mcp_url):
+    from playwright.sync_api import expect
+
+    sign_up(page, app, "bo@example.com")
+    page.goto(f"{app}/app/healthchecks/new/?type=mcp")
+    page.get_by_label("Server URL").fill(no_mcp_url)
+    page.get_by_role("button", name="Test now").click()
+    expect(page.locator("#test-result")).to_contain_text("No MCP endpoint at this URL")
+    assert not Healthcheck.objects.exists()
+
+
+def test_a_viewer_cannot_change_anything(page, app, org, make_check):
+    from playwright.sync_api import expect
+
+    make_check(org, name="Watched")
+    user = get_user_model().objects.create_user(username="vi@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.VIEWER)
+    page.goto(f"{app}/app/")
+    page.get_by_label("Email or user name").fill("vi@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("link", name="Watched")).to_be_visible()
+    expect(page.get_by_role("link", name="New healthcheck")).to_have_count(0)
+    page.get_by_role("link", name="Watched").click()
+    expect(page.get_by_role("button", name="Pause")).to_have_count(0)
+    # The form is there to read; sending it is refused.
+    page.goto(f"{app}/app/healthchecks/new/?type=mcp")
+    page.get_by_label("Name", exact=True).fill("Sneaky")
+    page.get_by_label("Server URL").fill("https://mcp.example.com/mcp")
+    page.get_by_role("button", name="Create healthcheck").click()
+    expect(page.get_by_text("Viewers can look but not change anything")).to_be_visible()
+    assert list(Healthcheck.objects.values_list("name", flat=True)) == ["Watched"]
+
+
+def test_the_dashboard_s_statuses_refresh_without_a_reload(page, app, org, make_check):
+    """htmx (under the strict policy) swaps the rows in place: a window flag set before survives."""
+    from playwright.sync_api import expect
+
+    check = make_check(org, name="Flapping")
+    user = get_user_model().objects.create_user(username="ow@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    page.goto(f"{app}/app/login/")
+    page.get_by_label("Email or user name").fill("ow@example.com")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    status = page.locator("td[data-status]")
+    expect(status).to_have_text(re.compile("Pending"))
+    page.evaluate("window.notReloaded = true")
+    Healthcheck.objects.filter(pk=check.pk).update(status="down")
+    expect(status).to_have_text(re.compile("Down"), timeout=15_000)
+    assert page.evaluate("window.notReloaded") is True

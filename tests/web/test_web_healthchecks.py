@@ -1,0 +1,457 @@
+"""The dashboard, the healthcheck form (the API's messages, masked headers, Test now), its page and its actions."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from monitors.models import Healthcheck, Membership, ProbeResult, Region, RegionState, ToolList
+from monitors.secrets import MASK, decrypt_headers
+
+pytestmark = pytest.mark.django_db
+
+MCP_FORM = {
+    "type": "mcp",
+    "name": "Docs MCP",
+    "uri": "https://mcp.example.com/mcp",
+    "header_name_0": "Authorization",
+    "header_value_0": "Bearer s3cret-value",
+    "required_tools": "search_docs\nget_status\n",
+    "min_tools": "2",
+    "timeout": "10",
+    "interval": "300",
+    "regions": ["eu-west"],
+    "recheck_count": "2",
+    "degraded_threshold_ms": "",
+    "tags": "docs, production",
+    "action": "save",
+}
+
+
+def test_creating_an_mcp_healthcheck_stores_what_the_form_says(owner, org):
+    answer = owner.post("/app/healthchecks/new/", MCP_FORM)
+    healthcheck = Healthcheck.objects.get(organization=org)
+    assert answer.status_code == 302
+    assert answer["Location"] == f"/app/healthchecks/{healthcheck.public_id}/"
+    assert healthcheck.config == {
+        "uri": "https://mcp.example.com/mcp",
+        "headers": {"Authorization": MASK},
+        "requiredTools": ["search_docs", "get_status"],
+        "minTools": 2,
+        "timeout": 10,
+    }
+    assert decrypt_headers(healthcheck.secret_headers) == {"Authorization": "Bearer s3cret-value"}
+    assert healthcheck.interval_seconds == 300
+    assert sorted(r.slug for r in healthcheck.regions.all()) == ["eu-west"]
+    assert sorted(t.name for t in healthcheck.tag_rows.all()) == ["docs", "production"]
+
+
+def test_an_http_healthcheck_is_created_from_its_tab(owner, org):
+    form = {
+        "type": "http",
+        "name": "Site",
+        "uri": "https://example.com/",
+        "method": "HEAD",
+        "expected_status": "2xx, 301",
+        "keyword": "",
+        "timeout": "5",
+        "interval": "300",
+        "regions": ["eu-west", "us-east"],
+        "recheck_count": "1",
+        "tags": "",
+        "action": "save",
+    }
+    assert owner.post("/app/healthchecks/new/", form).status_code == 302
+    config = Healthcheck.objects.get(organization=org).config
+    assert config["method"] == "HEAD"
+    assert config["expectedStatus"] == ["2xx", "301"]
+
+
+def test_the_tabs_work_without_script(owner):
+    assert "Required tools" in owner.get("/app/healthchecks/new/?type=mcp").content.decode()
+    page = owner.get("/app/healthchecks/new/?type=http").content.decode()
+    assert "Expected status" in page
+    assert "Required tools" not in page
+
+
+@pytest.mark.parametrize(
+    ("changes", "api_changes", "field"),
+    [
+        ({"uri": "ftp://example.com"}, {"config": {"uri": "ftp://example.com"}}, "uri"),
+        ({"min_tools": "many"}, {"config": {"minTools": "many"}}, "min_tools"),
+        ({"timeout": "600"}, {"config": {"timeout": 600}}, "timeout"),
+        ({"interval": "10"}, {"interval": 10}, "interval"),
+        ({"interval": "soon"}, {"interval": "soon"}, "interval"),
+        ({"name": ""}, {"name": ""}, "name"),
+        ({"regions": ["ap-southeast"]}, {"regions": ["ap-southeast"]}, "regions"),
+        ({"recheck_count": "9"}, {"recheck_count": 9}, "recheck_count"),
+        (
+            {"header_name_0": "Bad Name"},
+            {"config": {"headers": {"Bad Name": "Bearer s3cret-value"}}},
+            "headers",
+        ),
+    ],
+)
+def test_a_refused_field_shows_the_api_s_own_message_next_to_it(
+    owner, org, make_client, changes, api_changes, field
+):
+    org.plan = org.plan.__class__.objects.get(slug="free")
+    org.save()
+    answer = owner.post("/app/healthchecks/new/", {**MCP_FORM, **changes})
+    assert answer.status_code == 400
+    shown = answer.context["form"].errors[field]
+    body = {
+        "name": "Docs MCP",
+        "type": "mcp",
+        "interval": 300,
+        "regions": ["eu-west"],
+        "recheck_count": 2,
+        **{key: value for key, value in api_changes.items() if key != "config"},
+        "config": {
+            "uri": "https://mcp.example.com/mcp",
+            "headers": {"Authorization": "Bearer s3cret-value"},
+            **api_changes.get("config", {}),
+        },
+    }
+    api = make_client(org).post("/api/v1/healthchecks/", body, format="json")
+    assert api.status_code == 400
+    api_messages = [
+        m
+        for messages in api.json().values()
+        for m in (messages if isinstance(messages, list) else [messages])
+    ]
+    assert any(message.endswith(str(api_message)) for message in shown for api_message in api_messages), (
+        shown,
+        api.json(),
+    )
+    assert not Healthcheck.objects.filter(organization=org).exists()
+
+
+def test_a_form_with_errors_keeps_what_was_typed(owner):
+    page = owner.post("/app/healthchecks/new/", {**MCP_FORM, "uri": "not a url"}).content.decode()
+    assert 'value="not a url"' in page
+    assert "search_docs\nget_status" in page
+
+
+def test_editing_shows_stored_header_values_masked_and_keeps_them(owner, org, make_check):
+    healthcheck = make_check(org, headers={"Authorization": "Bearer stored-secret"})
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/edit/").content.decode()
+    assert "stored-secret" not in page
+    assert f'value="{MASK}"' in page
+    form = {**MCP_FORM, "header_value_0": MASK, "name": "Renamed"}
+    assert owner.post(f"/app/healthchecks/{healthcheck.public_id}/edit/", form).status_code == 302
+    healthcheck.refresh_from_db()
+    assert healthcheck.name == "Renamed"
+    assert decrypt_headers(healthcheck.secret_headers) == {"Authorization": "Bearer stored-secret"}
+
+
+def test_a_header_value_typed_over_the_mask_replaces_the_stored_one(owner, org, make_check):
+    healthcheck = make_check(org, headers={"Authorization": "Bearer stored-secret"})
+    form = {**MCP_FORM, "header_value_0": "Bearer new-secret"}
+    owner.post(f"/app/healthchecks/{healthcheck.public_id}/edit/", form)
+    healthcheck.refresh_from_db()
+    assert decrypt_headers(healthcheck.secret_headers) == {"Authorization": "Bearer new-secret"}
+
+
+def test_a_masked_value_for_a_header_never_stored_is_refused_with_the_api_s_message(owner, org, make_check):
+    healthcheck = make_check(org)
+    form = {**MCP_FORM, "header_value_0": MASK}
+    answer = owner.post(f"/app/healthchecks/{healthcheck.public_id}/edit/", form)
+    assert answer.status_code == 400
+    assert answer.context["form"].errors["headers"] == [
+        "Authorization: Send the value: this header has no stored value to keep."
+    ]
+
+
+def test_test_now_refuses_a_bad_config_next_to_its_field(owner):
+    answer = owner.post("/app/healthchecks/new/", {**MCP_FORM, "uri": "", "action": "test"})
+    assert answer.context["form"].errors["uri"] == ["Enter an absolute http:// or https:// URL."]
+    assert answer.context["trial"] is None
+
+
+@override_settings(UPTIMY_ALLOW_PRIVATE_TARGETS=True)
+def test_test_now_on_a_url_without_mcp_says_so_and_saves_nothing(owner, org, no_mcp_url):
+    answer = owner.post("/app/healthchecks/new/", {**MCP_FORM, "uri": no_mcp_url, "action": "test"})
+    assert answer.status_code == 200
+    assert answer.context["trial"].kind == "no_endpoint"
+    assert "No MCP endpoint at this URL" in answer.content.decode()
+    assert not Healthcheck.objects.exists()
+
+
+def test_the_dashboard_lists_the_organization_s_checks_only(owner, org, other_org, make_check):
+    make_check(org, name="Ours")
+    make_check(other_org, name="Theirs")
+    page = owner.get("/app/").content.decode()
+    assert "Ours" in page
+    assert "Theirs" not in page
+    assert "Pending" in page  # the status as a word, not a colour alone
+
+
+@pytest.mark.parametrize(
+    ("query", "shown", "hidden"),
+    [
+        ("status=down", ["Broken"], ["Fine"]),
+        ("type=http", ["Site"], ["Fine", "Broken"]),
+        ("tag=docs", ["Fine"], ["Broken", "Site"]),
+        ("search=broken", ["Broken"], ["Fine", "Site"]),
+    ],
+)
+def test_the_dashboard_filters_by_status_type_tag_and_search(owner, org, make_check, query, shown, hidden):
+    fine = make_check(org, name="Fine")
+    fine.tag_rows.create(name="docs")
+    broken = make_check(org, name="Broken")
+    Healthcheck.objects.filter(pk=broken.pk).update(status="down")
+    make_check(org, name="Site", type_name="http")
+    page = owner.get(f"/app/?{query}").content.decode()
+    for name in shown:
+        assert f">{name}</a>" in page
+    for name in hidden:
+        assert f">{name}</a>" not in page
+
+
+def test_an_unknown_filter_value_is_named_not_a_500(owner):
+    answer = owner.get("/app/?type=gopher")
+    assert answer.status_code == 200
+    assert answer.context["board"].errors["type"]
+
+
+def test_htmx_refreshes_the_rows_alone(owner, org, make_check):
+    make_check(org, name="Ours")
+    answer = owner.get("/app/?status=pending", HTTP_HX_REQUEST="true")
+    body = answer.content.decode()
+    assert body.lstrip().startswith("<tbody")
+    assert 'hx-get="/app/?status=pending"' in body
+    assert "<html" not in body
+
+
+def test_the_dashboard_shows_uptime_and_the_last_response(owner, org, make_check):
+    healthcheck = make_check(org)
+    region = Region.objects.get(slug="eu-west")
+    RegionState.objects.create(
+        healthcheck=healthcheck, region=region, status="up", last_result_at=timezone.now(), response_ms=123.4
+    )
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    healthcheck.rollups.create(region=region, period="hour", start=hour, runs=4, failures=1)
+    row = owner.get("/app/").context["board"].rows[0]
+    assert row.last_ms == 123.4
+    assert row.uptime_24h == 0.75
+    assert row.uptime_30d == 0.75
+
+
+def _result(healthcheck, **fields):
+    region = Region.objects.get(slug="eu-west")
+    now = timezone.now()
+    defaults = {"slot": now, "checked_at": now, "recorded_at": now, "status": "up"}
+    return ProbeResult.objects.create(healthcheck=healthcheck, region=region, **{**defaults, **fields})
+
+
+def test_the_healthcheck_page_names_the_mcp_result_fields(owner, org, make_check):
+    healthcheck = make_check(org)
+    ToolList.objects.create(
+        healthcheck=healthcheck,
+        digest="d1",
+        tools=[
+            {"name": "search_docs", "required_inputs": ["q"]},
+            {"name": "get_status", "required_inputs": []},
+        ],
+        first_seen_at=timezone.now(),
+    )
+    _result(
+        healthcheck,
+        server_name="docs-server",
+        server_version="1.2.3",
+        protocol="2025-06-18",
+        access="oauth",
+        signin_server="https://auth.example.com",
+        tool_count=2,
+        tool_digest="d1",
+        missing_tools=["read_page"],
+        dns_ms=5,
+        tcp_ms=10,
+        tls_ms=20,
+        ttfb_ms=65,
+        total_ms=140,
+    )
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    for label, value in [
+        ("Server", "docs-server 1.2.3"),
+        ("Protocol", "2025-06-18"),
+        ("Access", "OAuth sign-in"),
+        ("Sign-in server", "https://auth.example.com"),
+        ("Tools", "search_docs"),
+        ("Missing tools", "read_page"),
+        ("Request breakdown", "Time to first byte 65.0 ms"),
+    ]:
+        assert f"<dt>{label}</dt>" in page
+        assert value in page
+
+
+def test_the_request_breakdown_is_a_bar_in_proportion(owner, org, make_check):
+    healthcheck = make_check(org)
+    _result(healthcheck, dns_ms=30, tcp_ms=30, tls_ms=None, ttfb_ms=240)
+    latest = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").context["page"].latest
+    assert [(s.label, s.x, s.width) for s in latest.breakdown] == [
+        ("DNS", 0.0, 30.0),
+        ("TCP", 30.0, 30.0),
+        ("Time to first byte", 60.0, 240.0),
+    ]
+
+
+def test_pause_resume_and_delete(owner, org, make_check):
+    healthcheck = make_check(org)
+    base = f"/app/healthchecks/{healthcheck.public_id}/"
+    owner.post(base + "pause/")
+    healthcheck.refresh_from_db()
+    assert healthcheck.paused
+    owner.post(base + "resume/")
+    healthcheck.refresh_from_db()
+    assert not healthcheck.paused
+    assert "It can't be undone" in owner.get(base + "delete/").content.decode()
+    assert Healthcheck.objects.filter(pk=healthcheck.pk).exists()
+    assert owner.post(base + "delete/")["Location"] == "/app/"
+    assert not Healthcheck.objects.filter(pk=healthcheck.pk).exists()
+
+
+def test_run_now_of_a_paused_check_says_why_it_did_not_run(owner, org, make_check):
+    healthcheck = make_check(org)
+    base = f"/app/healthchecks/{healthcheck.public_id}/"
+    owner.post(base + "pause/")
+    page = owner.post(base + "run/", follow=True).content.decode()
+    assert "This healthcheck is paused, so it was not run; resume it first." in page
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix"),
+    [
+        ("get", ""),
+        ("get", "edit/"),
+        ("get", "delete/"),
+        ("post", "delete/"),
+        ("post", "pause/"),
+        ("post", "run/"),
+        ("post", "edit/"),
+    ],
+)
+def test_another_organization_s_healthcheck_is_404(owner, other_org, make_check, method, suffix):
+    theirs = make_check(other_org)
+    answer = getattr(owner, method)(
+        f"/app/healthchecks/{theirs.public_id}/{suffix}", MCP_FORM if method == "post" else None
+    )
+    assert answer.status_code == 404
+    assert Healthcheck.objects.get(pk=theirs.pk).paused is False
+
+
+@pytest.mark.parametrize(
+    "suffix",
+    [
+        "healthchecks/new/",
+        "healthchecks/{id}/edit/",
+        "healthchecks/{id}/pause/",
+        "healthchecks/{id}/run/",
+        "healthchecks/{id}/delete/",
+        "settings/api-keys/",
+        "healthchecks/{id}/resume/",
+    ],
+)
+def test_a_viewer_sees_but_every_change_is_403(viewer, org, make_check, suffix):
+    healthcheck = make_check(org)
+    path = "/app/" + suffix.format(id=healthcheck.public_id)
+    assert viewer.get(f"/app/healthchecks/{healthcheck.public_id}/").status_code == 200
+    answer = viewer.post(path, {**MCP_FORM, "name": "changed"})
+    assert answer.status_code == 403
+    assert "Viewers can look but not change anything" in answer.content.decode()
+    healthcheck.refresh_from_db()
+    assert (healthcheck.name, healthcheck.paused) == ("Docs MCP", False)
+    assert Healthcheck.objects.count() == 1
+
+
+def test_a_viewer_is_offered_no_change(viewer, org, make_check):
+    healthcheck = make_check(org)
+    page = viewer.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    for offer in ("Pause", "Run now", "Delete", "Edit"):
+        assert f">{offer}" not in page
+    assert "New healthcheck" not in viewer.get("/app/").content.decode()
+
+
+def test_a_member_may_create_healthchecks(make_member, org):
+    member = make_member(org, Membership.Role.MEMBER)
+    assert member.post("/app/healthchecks/new/", MCP_FORM).status_code == 302
+
+
+def test_the_chart_span_is_read_from_the_query(owner, org, make_check):
+    healthcheck = make_check(org)
+    region = Region.objects.get(slug="eu-west")
+    healthcheck.rollups.create(
+        region=region, period="hour", start=timezone.now() - timedelta(days=3), runs=1, failures=0, p50_ms=80
+    )
+    day = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").context["page"]
+    week = owner.get(f"/app/healthchecks/{healthcheck.public_id}/?span=7d").context["page"]
+    assert day.chart_points == []
+    assert [ms for _, ms in week.chart_points] == [80]
+
+
+def _queries_for_dashboard(owner) -> int:
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+
+    # The request clears the query log as it starts (request_started → reset_queries): start it empty.
+    reset_queries()
+    with CaptureQueriesContext(connection) as captured:
+        assert owner.get("/app/").status_code == 200
+    return len(captured)
+
+
+def test_the_dashboard_s_queries_do_not_grow_with_its_rows(owner, org, make_check):
+    region = Region.objects.get(slug="eu-west")
+    first = make_check(org, name="One")
+    first.tag_rows.create(name="docs")
+    RegionState.objects.create(
+        healthcheck=first, region=region, status="up", last_result_at=timezone.now(), response_ms=5
+    )
+    one = _queries_for_dashboard(owner)
+    assert one > 5  # counted: the session, the membership, the healthchecks and what they show
+    for index in range(6):
+        check = make_check(org, name=f"More {index}")
+        check.tag_rows.create(name=f"t{index}")
+        RegionState.objects.create(
+            healthcheck=check, region=region, status="up", last_result_at=timezone.now()
+        )
+    assert _queries_for_dashboard(owner) == one
+
+
+def test_a_header_given_in_two_rows_is_named_not_silently_dropped(owner, org):
+    form = {**MCP_FORM, "header_name_1": "Authorization", "header_value_1": "Bearer other", "name": ""}
+    answer = owner.post("/app/healthchecks/new/", form)
+    assert answer.status_code == 400
+    errors = answer.context["form"].errors
+    assert errors["headers"] == ["Authorization: This header is given twice."]
+    assert errors["name"] == ["This field may not be blank."]
+    assert not Healthcheck.objects.exists()
+
+
+@override_settings(UPTIMY_ALLOW_PRIVATE_TARGETS=True)
+def test_test_now_on_the_edit_form_sends_the_stored_header_value_behind_the_mask(
+    owner, org, make_check, no_mcp_server
+):
+    healthcheck = make_check(org, uri=no_mcp_server.url, headers={"Authorization": "Bearer stored-secret"})
+    form = {**MCP_FORM, "uri": no_mcp_server.url, "header_value_0": MASK, "action": "test"}
+    answer = owner.post(f"/app/healthchecks/{healthcheck.public_id}/edit/", form)
+    assert answer.context["trial"].kind == "no_endpoint"
+    assert "Bearer stored-secret" in no_mcp_server.authorizations
+    assert "stored-secret" not in answer.content.decode()
+
+
+def test_the_dashboard_pages_through_many_healthchecks_keeping_the_filters(
+    owner, org, make_check, monkeypatch
+):
+    monkeypatch.setattr("web.selectors.PAGE_SIZE", 2)
+    for index in range(5):
+        make_check(org, name=f"Check {index}")
+    first = owner.get("/app/?search=check")
+    assert len(first.context["board"].rows) == 2
+    assert 'href="?search=check&amp;page=2">Next</a>' in first.content.decode()
+    last = owner.get("/app/?search=check&page=3")
+    assert [row.healthcheck.name for row in last.context["board"].rows] == ["Check 0"]

@@ -1,0 +1,98 @@
+"""Who is signed in, for which organization, and what their role lets them do.
+
+Every page of the app but the account pages goes through :func:`member_view`: it requires a
+signed-in user, finds the organization the user is working in (the one chosen with the
+switcher, kept in the session, else their oldest membership) and refuses a change (any method
+but GET and HEAD) from a viewer with 403.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import wraps
+from typing import Any, Concatenate, ParamSpec
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from monitors.models import Membership, Organization
+from monitors.selectors import memberships_of
+
+SESSION_ORGANIZATION = "web_organization"
+SAFE_METHODS = frozenset({"GET", "HEAD"})
+WRITERS = frozenset({Membership.Role.OWNER, Membership.Role.ADMIN, Membership.Role.MEMBER})
+MANAGERS = frozenset({Membership.Role.OWNER, Membership.Role.ADMIN})
+VIEWER_REFUSED = "Viewers can look but not change anything; ask an owner or admin for another role."
+MANAGER_REFUSED = "Only an owner or admin of the organization can do this."
+
+P = ParamSpec("P")
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """Say where a signed-in user works: the organization, their membership in it, and their others."""
+
+    membership: Membership
+    memberships: tuple[Membership, ...]
+
+    @property
+    def organization(self) -> Organization:
+        return self.membership.organization
+
+    @property
+    def role(self) -> str:
+        return self.membership.role
+
+    @property
+    def can_write(self) -> bool:
+        return self.role in WRITERS
+
+    @property
+    def can_manage(self) -> bool:
+        return self.role in MANAGERS
+
+
+def seat_of(request: HttpRequest) -> Seat | None:
+    """Return the signed-in user's seat, or None when they belong to no organization."""
+    memberships = tuple(memberships_of(user=request.user))
+    if not memberships:
+        return None
+    wanted = request.session.get(SESSION_ORGANIZATION)
+    chosen = next((m for m in memberships if str(m.organization.public_id) == wanted), memberships[0])
+    return Seat(membership=chosen, memberships=memberships)
+
+
+def member_view(
+    *, manage: bool = False
+) -> Callable[[Callable[Concatenate[HttpRequest, Seat, P], HttpResponse]], Callable[..., HttpResponse]]:
+    """Wrap a view that works in the user's organization; it is called with (request, seat, ...).
+
+    GET and HEAD are for every member; any other method answers 403 to a viewer, and with
+    ``manage`` to anyone but an owner or admin.
+    """
+
+    def decorate(
+        view: Callable[Concatenate[HttpRequest, Seat, P], HttpResponse],
+    ) -> Callable[..., HttpResponse]:
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+            seat = seat_of(request)
+            if seat is None:
+                return render(request, "web/no_organization.html", status=403)
+            if request.method not in SAFE_METHODS:
+                if not seat.can_write:
+                    return _refused(request, VIEWER_REFUSED)
+                if manage and not seat.can_manage:
+                    return _refused(request, MANAGER_REFUSED)
+            return view(request, seat, *args, **kwargs)
+
+        return login_required(wrapper)
+
+    return decorate
+
+
+def _refused(request: HttpRequest, reason: str) -> HttpResponse:
+    """Answer 403 on the app's own page, saying why (rendered here: the site's 403 page is not the app's)."""
+    return render(request, "web/403.html", {"reason": reason}, status=403)

@@ -1,0 +1,76 @@
+"""The account forms: sign up, sign in (rate-limited), and a new API key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth import get_user_model, password_validation
+from django.contrib.auth.forms import AuthenticationForm
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest
+
+from web.throttle import login_failed, login_wait_seconds, wait_words
+
+
+class SignupForm(forms.Form):
+    email = forms.EmailField(label="Email", max_length=150)
+    organization = forms.CharField(
+        label="Organization name",
+        max_length=128,
+        help_text="Your company or team; you can invite others later.",
+    )
+    password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
+    password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
+
+    def clean_email(self) -> str:
+        email: str = self.cleaned_data["email"].strip().lower()
+        if get_user_model().objects.filter(username__iexact=email).exists():
+            raise ValidationError("An account with this email exists; sign in or reset its password.")
+        return email
+
+    def clean_organization(self) -> str:
+        name: str = self.cleaned_data["organization"].strip()
+        if any(ord(ch) < 0x20 for ch in name):
+            raise ValidationError("Must not contain control characters.")
+        return name
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        first, second = data.get("password1"), data.get("password2")
+        if first and second and first != second:
+            self.add_error("password2", "The two passwords differ.")
+        elif first:
+            user = get_user_model()(username=data.get("email", ""), email=data.get("email", ""))
+            try:
+                password_validation.validate_password(first, user)
+            except ValidationError as exc:
+                self.add_error("password1", exc)
+        return data
+
+
+class RateLimitedLoginForm(AuthenticationForm):
+    """Django's sign-in form, refusing a client or a user name after too many failed tries."""
+
+    request: HttpRequest
+
+    def clean(self) -> dict[str, Any]:
+        username = self.data.get("username", "") or ""
+        wait = login_wait_seconds(self.request, username)
+        if wait:
+            raise ValidationError(
+                f"Too many failed sign-ins. Try again in {wait_words(wait)}, or reset your password.",
+                code="rate_limited",
+            )
+        try:
+            return super().clean()
+        except ValidationError:
+            login_failed(self.request, username)
+            raise
+
+
+class ApiKeyForm(forms.Form):
+    name = forms.CharField(label="Name", max_length=128, required=False, help_text="Where the key is used.")
+    read_only = forms.BooleanField(
+        label="Read-only", required=False, help_text="The key can read but not change."
+    )

@@ -1,0 +1,149 @@
+"""Shape one check result for the page, the same way from a stored result and from a one-off run.
+
+The names are the product text's: Server, Protocol, Access, Sign-in server, Tools, Missing
+tools, Request breakdown. The breakdown is drawn as an SVG stacked bar (presentation
+attributes, no inline style: the page's Content-Security-Policy allows none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from monitors.models import ProbeResult
+from probes.types import Access, ProbeOutcome
+
+ACCESS_WORDS = {Access.OPEN.value: "Open", Access.OAUTH.value: "OAuth sign-in", Access.KEY.value: "Key"}
+STATUS_WORDS = {
+    "up": "Up",
+    "down": "Down",
+    "degraded": "Degraded",
+    "pending": "Pending",
+    "paused": "Paused",
+}
+# The phases of the first request, in the order they happen, as the breakdown names them.
+PHASES = (("dns", "DNS"), ("tcp", "TCP"), ("tls", "TLS"), ("ttfb", "Time to first byte"))
+BAR_WIDTH = 300.0
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    required_inputs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    key: str
+    label: str
+    ms: float
+    x: float
+    width: float
+
+
+@dataclass(frozen=True, slots=True)
+class ResultView:
+    """What one run found, with the product text's names."""
+
+    status: str
+    kind: str = ""
+    reason: str = ""
+    http_status: int | None = None
+    server_name: str = ""
+    server_version: str = ""
+    protocol: str = ""
+    access: str = ""
+    signin_server: str = ""
+    transport: str = ""
+    tool_count: int | None = None
+    tools: tuple[Tool, ...] = ()
+    missing_tools: tuple[str, ...] = ()
+    timings: dict[str, float | None] = field(default_factory=dict)
+    total_ms: float | None = None
+    region: str = ""
+
+    @property
+    def status_words(self) -> str:
+        return STATUS_WORDS.get(self.status, self.status)
+
+    @property
+    def access_words(self) -> str:
+        return ACCESS_WORDS.get(self.access, self.access)
+
+    @property
+    def is_mcp(self) -> bool:
+        return bool(self.protocol or self.server_name or self.access or self.tool_count is not None)
+
+    @property
+    def breakdown(self) -> list[Segment]:
+        return breakdown(self.timings)
+
+
+def breakdown(timings: dict[str, float | None]) -> list[Segment]:
+    """Return the stacked bar's segments: each phase's share of the bar's width, in order."""
+    phases = [(key, label, timings.get(key)) for key, label in PHASES]
+    measured = [(key, label, ms) for key, label, ms in phases if ms is not None and ms >= 0]
+    total = sum(ms for _, _, ms in measured)
+    segments: list[Segment] = []
+    x = 0.0
+    for key, label, ms in measured:
+        width = BAR_WIDTH * ms / total if total else 0.0
+        segments.append(Segment(key=key, label=label, ms=ms, x=round(x, 2), width=round(width, 2)))
+        x += width
+    return segments
+
+
+def view_of_outcome(outcome: ProbeOutcome) -> ResultView:
+    """Return a one-off run's outcome (the form's "Test now") as the page shows results."""
+    timings = outcome.timings
+    return ResultView(
+        status=outcome.status.value,
+        kind=outcome.kind.value if outcome.kind else "",
+        reason=outcome.reason,
+        http_status=outcome.http_status,
+        server_name=outcome.server.name if outcome.server else "",
+        server_version=outcome.server.version if outcome.server else "",
+        protocol=outcome.protocol or "",
+        access=outcome.access.value if outcome.access else "",
+        signin_server=outcome.signin_server or "",
+        transport=outcome.transport.value if outcome.transport else "",
+        tool_count=outcome.tool_count,
+        tools=tuple(Tool(tool.name, tool.required_inputs) for tool in outcome.tools),
+        missing_tools=outcome.missing_tools,
+        timings={
+            "dns": timings.dns_ms,
+            "tcp": timings.tcp_ms,
+            "tls": timings.tls_ms,
+            "ttfb": timings.ttfb_ms,
+        },
+        total_ms=timings.total_ms,
+    )
+
+
+def view_of_result(result: ProbeResult, tools: Sequence[Mapping[str, Any]] = ()) -> ResultView:
+    """Return a stored result as the page shows it; ``tools`` is its tool list (ToolList.tools)."""
+    return ResultView(
+        status=result.status,
+        kind=result.kind,
+        reason=result.reason,
+        http_status=result.http_status,
+        server_name=result.server_name,
+        server_version=result.server_version,
+        protocol=result.protocol,
+        access=result.access,
+        signin_server=result.signin_server,
+        transport=result.transport,
+        tool_count=result.tool_count,
+        tools=tuple(_tool(tool) for tool in tools),
+        missing_tools=tuple(result.missing_tools or ()),
+        timings={"dns": result.dns_ms, "tcp": result.tcp_ms, "tls": result.tls_ms, "ttfb": result.ttfb_ms},
+        total_ms=result.total_ms,
+        region=result.region.slug,
+    )
+
+
+def _tool(stored: Mapping[str, Any]) -> Tool:
+    """Return one tool of a stored tool list (``{"name": …, "required_inputs": […]}``)."""
+    inputs = stored.get("required_inputs") or []
+    return Tool(str(stored.get("name", "")), tuple(str(name) for name in inputs))

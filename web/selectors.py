@@ -1,0 +1,180 @@
+"""Read what the web app's pages show, in a fixed number of queries per page (no query per row)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+from rest_framework.exceptions import ValidationError as FilterRefused
+
+from monitors import selectors
+from monitors.api.filters import HealthcheckFilter
+from monitors.models import (
+    Healthcheck,
+    HealthcheckTag,
+    Organization,
+    ProbeResult,
+    RegionState,
+    Rollup,
+    StatusChange,
+    ToolList,
+)
+from probes.checks import UnknownCheckKind, check_kind
+from web.results import ResultView, view_of_result
+
+STATUS_CHANGES_SHOWN = 20
+# Healthchecks per dashboard page: a page's figures cost the same however many the organization has.
+PAGE_SIZE = 50
+CHART_SPANS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
+
+
+def type_name(healthcheck: Healthcheck) -> str:
+    try:
+        return check_kind(healthcheck.type).name
+    except UnknownCheckKind:
+        return "unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class DashboardRow:
+    healthcheck: Healthcheck
+    type_name: str
+    last_ms: float | None
+    uptime_24h: float | None
+    uptime_30d: float | None
+    tags: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Dashboard:
+    rows: list[DashboardRow]
+    errors: dict[str, list[str]]
+    tags: list[str]
+    page: Page[Healthcheck] | None
+
+
+def dashboard(*, organization: Organization, query: Mapping[str, str], now: datetime) -> Dashboard:
+    """Return the organization's healthchecks filtered as the API's list filters them (status, type, tag, search)."""
+    # The list's own columns only: no regions, no encrypted headers; tags and the last response
+    # time come in one query each, as plain values, whatever the number of rows.
+    base: QuerySet[Healthcheck] = (
+        Healthcheck.objects.filter(organization=organization)
+        .defer("secret_headers", "cause_regions", "cause_missing_tools")
+        .order_by("-created_at", "-id")
+    )
+    wanted = {key: query[key] for key in ("status", "type", "tag", "search") if query.get(key)}
+    errors: dict[str, list[str]] = {}
+    filtered = HealthcheckFilter(wanted, queryset=base)
+    healthchecks: list[Healthcheck] = []
+    page: Page[Healthcheck] | None = None
+    try:
+        if filtered.is_valid():
+            page = Paginator(filtered.qs, PAGE_SIZE).get_page(query.get("page"))
+            healthchecks = list(page.object_list)
+        else:
+            errors = {
+                key: [str(message) for message in messages] for key, messages in filtered.errors.items()
+            }
+    except FilterRefused as refused:  # the API's type filter names an unknown type this way
+        detail = refused.detail if isinstance(refused.detail, dict) else {"type": refused.detail}
+        errors = {str(key): [str(message) for message in messages] for key, messages in detail.items()}
+    ids = [hc.id for hc in healthchecks]
+    day = selectors.uptimes_of(healthcheck_ids=ids, start=now - timedelta(hours=24), end=now)
+    month = selectors.uptimes_of(healthcheck_ids=ids, start=now - timedelta(days=30), end=now)
+    last_ms: dict[int, float | None] = {}
+    for hc_id, response_ms in (
+        RegionState.objects.filter(healthcheck_id__in=ids, last_result_at__isnull=False)
+        .order_by("healthcheck_id", "-last_result_at")
+        .values_list("healthcheck_id", "response_ms")
+    ):
+        last_ms.setdefault(hc_id, response_ms)
+    tags_of: dict[int, list[str]] = {}
+    for hc_id, name in (
+        HealthcheckTag.objects.filter(healthcheck_id__in=ids)
+        .order_by("name")
+        .values_list("healthcheck_id", "name")
+    ):
+        tags_of.setdefault(hc_id, []).append(name)
+    rows = [
+        DashboardRow(
+            healthcheck=hc,
+            type_name=type_name(hc),
+            last_ms=last_ms.get(hc.id),
+            uptime_24h=day.get(hc.id),
+            uptime_30d=month.get(hc.id),
+            tags=tuple(tags_of.get(hc.id, ())),
+        )
+        for hc in healthchecks
+    ]
+    tags = sorted(
+        set(
+            Healthcheck.objects.filter(organization=organization)
+            .values_list("tag_rows__name", flat=True)
+            .exclude(tag_rows__name=None)
+        )
+    )
+    return Dashboard(rows=rows, errors=errors, tags=tags, page=page)
+
+
+@dataclass(frozen=True, slots=True)
+class HealthcheckPage:
+    healthcheck: Healthcheck
+    type_name: str
+    regions: list[RegionState]
+    latest: ResultView | None
+    status_changes: list[StatusChange]
+    uptime_24h: Any
+    uptime_30d: Any
+    chart_points: list[tuple[datetime, float]]
+
+
+def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> HealthcheckPage:
+    """Return what the healthcheck's page shows: regions, the newest result with its tools, changes, figures."""
+    regions = list(
+        RegionState.objects.filter(healthcheck=healthcheck).select_related("region").order_by("region__slug")
+    )
+    newest = (
+        ProbeResult.objects.filter(healthcheck=healthcheck)
+        .select_related("region")
+        .order_by("-checked_at", "-id")
+        .first()
+    )
+    latest = None
+    if newest is not None:
+        tools: list[dict[str, object]] = []
+        if newest.tool_digest:
+            tool_list = ToolList.objects.filter(healthcheck=healthcheck, digest=newest.tool_digest).first()
+            tools = list(tool_list.tools) if tool_list is not None else []
+        latest = view_of_result(newest, tools)
+    changes = list(healthcheck.status_changes.all()[:STATUS_CHANGES_SHOWN])
+    start = now - CHART_SPANS.get(span, CHART_SPANS["24h"])
+    # One point per hour: the median response time of the hour, averaged over the regions.
+    by_hour: dict[datetime, list[float]] = {}
+    for moment, median in (
+        Rollup.objects.filter(
+            healthcheck=healthcheck, period=Rollup.Period.HOUR, start__gte=start, p50_ms__isnull=False
+        )
+        .order_by("start")
+        .values_list("start", "p50_ms")
+    ):
+        if median is not None:
+            by_hour.setdefault(moment, []).append(median)
+    points = [(moment, sum(values) / len(values)) for moment, values in by_hour.items()]
+    return HealthcheckPage(
+        healthcheck=healthcheck,
+        type_name=type_name(healthcheck),
+        regions=regions,
+        latest=latest,
+        status_changes=changes,
+        uptime_24h=selectors.uptime_of(healthcheck=healthcheck, start=now - timedelta(hours=24), end=now)[
+            "overall"
+        ],
+        uptime_30d=selectors.uptime_of(healthcheck=healthcheck, start=now - timedelta(days=30), end=now)[
+            "overall"
+        ],
+        chart_points=points,
+    )

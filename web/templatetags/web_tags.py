@@ -1,0 +1,44 @@
+"""Filters the web app's templates share: status words and marks, percentages, milliseconds."""
+
+from __future__ import annotations
+
+from django import template
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+
+from web.results import ACCESS_WORDS, STATUS_WORDS
+
+register = template.Library()
+
+# A mark beside each status word: the status is never told by colour alone.
+STATUS_MARKS = {"up": "✓", "down": "✕", "degraded": "!", "pending": "…", "paused": "‖"}
+
+
+@register.filter
+def status_badge(status: str) -> SafeString:
+    """Return a status as a badge: a mark and a word, coloured by a class (never by colour alone)."""
+    return format_html(
+        '<span class="status status-{}"><span aria-hidden="true">{}</span> {}</span>',
+        status,
+        STATUS_MARKS.get(status, "?"),
+        STATUS_WORDS.get(status, status),
+    )
+
+
+@register.filter
+def percent(value: float | None) -> str:
+    """Return a share 0–1 as a percentage floored to two decimals (99.999 is not 100); a dash without data."""
+    if value is None:
+        return "—"
+    floored = int(value * 10_000) / 100
+    return f"{floored:.2f}%"
+
+
+@register.filter
+def ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.0f} ms"
+
+
+@register.filter
+def access_words(value: str) -> str:
+    return ACCESS_WORDS.get(value, value) or "—"

@@ -1,0 +1,57 @@
+"""Route the web app's pages; uptimy.urls mounts them under /app/ in the ``web`` namespace."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path, reverse_lazy
+
+from web import views
+
+app_name = "web"
+
+urlpatterns = [
+    path("", views.dashboard, name="dashboard"),
+    path("login/", views.SignInView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("signup/", views.signup, name="signup"),
+    path(
+        "password-reset/",
+        auth_views.PasswordResetView.as_view(
+            template_name="web/accounts/password_reset.html",
+            email_template_name="web/accounts/password_reset_email.txt",
+            subject_template_name="web/accounts/password_reset_subject.txt",
+            success_url=reverse_lazy("web:password_reset_done"),
+        ),
+        name="password_reset",
+    ),
+    path(
+        "password-reset/sent/",
+        auth_views.PasswordResetDoneView.as_view(template_name="web/accounts/password_reset_done.html"),
+        name="password_reset_done",
+    ),
+    path(
+        "password-reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(
+            template_name="web/accounts/password_reset_confirm.html",
+            success_url=reverse_lazy("web:password_reset_complete"),
+        ),
+        name="password_reset_confirm",
+    ),
+    path(
+        "password-reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(
+            template_name="web/accounts/password_reset_complete.html"
+        ),
+        name="password_reset_complete",
+    ),
+    path("organization/", views.switch_organization, name="switch-organization"),
+    path("healthchecks/new/", views.healthcheck_new, name="healthcheck-new"),
+    path("healthchecks/<uuid:public_id>/", views.healthcheck_detail, name="healthcheck"),
+    path("healthchecks/<uuid:public_id>/edit/", views.healthcheck_edit, name="healthcheck-edit"),
+    path("healthchecks/<uuid:public_id>/delete/", views.healthcheck_delete, name="healthcheck-delete"),
+    path(
+        "healthchecks/<uuid:public_id>/<str:action>/",
+        views.healthcheck_action,
+        name="healthcheck-action",
+    ),
+    path("settings/api-keys/", views.api_keys, name="api-keys"),
+    path("settings/api-keys/<uuid:public_id>/revoke/", views.api_key_revoke, name="api-key-revoke"),
+]

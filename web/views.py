@@ -1,0 +1,346 @@
+"""The web app's pages. Thin: each reads through a selector or writes through a service, as the API does."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.views import LoginView
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_http_methods, require_POST
+
+from monitors import selectors, services
+from monitors.api.serializers import HealthcheckSerializer
+from monitors.errors import ConfigInvalid, ServiceError
+from monitors.models import ApiKey, Healthcheck
+from monitors.secrets import SecretUnreadable
+from monitors.worker.execution import probe_env
+from monitors.worker.manual import RunRefused, run_now
+from monitors.worker.tasks import broker_enqueue
+from probes.checks import UnknownCheckKind, check_kind
+from probes.runner import crashed_outcome, run_check_sync
+from statuspages.render.chart import response_time_svg
+from web import healthcheck_form as hc_form
+from web import selectors as web_selectors
+from web.access import SESSION_ORGANIZATION, Seat, member_view
+from web.forms import ApiKeyForm, RateLimitedLoginForm, SignupForm
+from web.results import ResultView, view_of_outcome
+
+STATUS_CHOICES = ("up", "degraded", "down", "pending", "paused")
+
+
+# --- accounts ---------------------------------------------------------------------------------------
+
+
+class SignInView(LoginView):
+    template_name = "web/accounts/login.html"
+    authentication_form = RateLimitedLoginForm
+    redirect_authenticated_user = True
+
+
+@require_http_methods(["GET", "POST"])
+def signup(request: HttpRequest) -> HttpResponse:
+    """Create an account with an organization of its own on the free plan, owned by it; sign it in."""
+    if request.user.is_authenticated:
+        return redirect("web:dashboard")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user, organization = services.organization_sign_up(
+            email=form.cleaned_data["email"],
+            password=form.cleaned_data["password1"],
+            organization_name=form.cleaned_data["organization"],
+        )
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        request.session[SESSION_ORGANIZATION] = str(organization.public_id)
+        messages.success(request, f"Welcome to Uptimy. {organization.name} is on the free plan.")
+        return redirect("web:dashboard")
+    return render(request, "web/accounts/signup.html", {"form": form})
+
+
+@require_POST
+@member_view()
+def switch_organization(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Work in another of the user's organizations from now on (kept in the session)."""
+    wanted = request.POST.get("organization", "")
+    if not any(str(m.organization.public_id) == wanted for m in seat.memberships):
+        raise Http404("No such organization of yours.")
+    request.session[SESSION_ORGANIZATION] = wanted
+    return redirect("web:dashboard")
+
+
+# --- dashboard --------------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD"])
+@member_view()
+def dashboard(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List every healthcheck with its status, filtered by the query string; htmx refreshes the rows."""
+    board = web_selectors.dashboard(organization=seat.organization, query=request.GET, now=timezone.now())
+    kept = request.GET.copy()
+    kept.pop("page", None)
+    context = {
+        "filters_query": kept.urlencode(),
+        "seat": seat,
+        "board": board,
+        "query": request.GET,
+        "statuses": STATUS_CHOICES,
+        "types": hc_form.TYPES,
+        "refresh_url": request.get_full_path(),
+    }
+    if request.headers.get("HX-Request") == "true":
+        return render(request, "web/partials/dashboard_rows.html", context)
+    return render(request, "web/dashboard.html", context)
+
+
+# --- create and edit --------------------------------------------------------------------------------
+
+
+def _form_context(
+    request: HttpRequest, seat: Seat, form: hc_form.HealthcheckForm, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "seat": seat,
+        "form": form,
+        "allowed_regions": list(selectors.regions_allowed(organization=seat.organization)),
+        "methods": hc_form.HTTP_METHODS,
+        **extra,
+    }
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def healthcheck_new(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Show the new healthcheck form (tabs by ?type=), test it once, or create the healthcheck."""
+    if request.method != "POST":
+        form = hc_form.blank_form(
+            request.GET.get("type", "mcp"),
+            region_slugs=[r.slug for r in selectors.regions_allowed(organization=seat.organization)],
+            min_interval=seat.organization.plan.min_interval_seconds,
+        )
+        return render(request, "web/healthchecks/form.html", _form_context(request, seat, form))
+    return _save_or_test(request, seat, None)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    healthcheck = _healthcheck(seat, public_id)
+    if request.method != "POST":
+        form = hc_form.form_of(healthcheck)
+        if request.GET.get("type") in hc_form.TYPES:
+            form.type = request.GET["type"]
+        return render(
+            request, "web/healthchecks/form.html", _form_context(request, seat, form, healthcheck=healthcheck)
+        )
+    return _save_or_test(request, seat, healthcheck)
+
+
+def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | None) -> HttpResponse:
+    form = hc_form.posted_form(request.POST)
+    body = hc_form.api_body(form)
+    context: dict[str, Any] = {"healthcheck": healthcheck}
+    if request.POST.get("action") == "test":
+        context["trial"] = _trial(form, body, healthcheck)
+        return render(request, "web/healthchecks/form.html", _form_context(request, seat, form, **context))
+    serializer = HealthcheckSerializer(healthcheck, data=body)
+    if not serializer.is_valid():
+        form.add_errors(serializer.errors)
+    if form.errors:
+        return render(
+            request, "web/healthchecks/form.html", _form_context(request, seat, form, **context), status=400
+        )
+    changes = serializer.to_service_changes()
+    now = timezone.now()
+    try:
+        if healthcheck is None:
+            healthcheck = services.healthcheck_create(
+                organization=seat.organization,
+                name=changes["name"],
+                check_type=changes["check_type"],
+                config=changes["config"],
+                interval_seconds=changes.get("interval_seconds"),
+                region_slugs=changes.get("region_slugs"),
+                tags=changes.get("tags", ()),
+                rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
+                now=now,
+            )
+            messages.success(
+                request, f"Created {healthcheck.name}; its first check runs within its interval."
+            )
+        else:
+            updated = services.healthcheck_update(
+                healthcheck=healthcheck, changes=changes, partial=False, now=now
+            )
+            healthcheck = updated.healthcheck
+            messages.success(request, f"Saved {healthcheck.name}.")
+            for notice in updated.notices:
+                messages.warning(request, notice.message)
+    except ConfigInvalid as invalid:
+        form.add_errors(invalid.errors)
+    except ServiceError as refused:
+        form.add_errors({refused.field: [refused.message]})
+    except SecretUnreadable:
+        form.add_errors(
+            {
+                "headers": [
+                    "Stored header values can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+                ]
+            }
+        )
+    if form.errors or healthcheck is None:
+        return render(
+            request, "web/healthchecks/form.html", _form_context(request, seat, form, **context), status=400
+        )
+    return redirect("web:healthcheck", public_id=healthcheck.public_id)
+
+
+def _trial(
+    form: hc_form.HealthcheckForm, body: dict[str, Any], healthcheck: Healthcheck | None
+) -> ResultView | None:
+    """Run the form's check once from this machine, as a save would store it; None when its config is refused."""
+    try:
+        kind = check_kind(body["type"])
+        config = services.healthcheck_trial_config(
+            check_type=kind, config=body["config"], healthcheck=healthcheck
+        )
+    except UnknownCheckKind as exc:
+        form.add_errors({"type": [str(exc)]})
+        return None
+    except ConfigInvalid as invalid:
+        form.add_errors(invalid.errors)
+        return None
+    except SecretUnreadable:
+        form.add_errors(
+            {
+                "headers": [
+                    "Stored header values can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+                ]
+            }
+        )
+        return None
+    if form.errors:
+        return None
+    try:
+        outcome = run_check_sync(config, probe_env())
+    except Exception as exc:  # a bug of ours: logged without secrets, shown as the check's failure
+        outcome = crashed_outcome(config, exc)
+    return view_of_outcome(outcome)
+
+
+# --- one healthcheck --------------------------------------------------------------------------------
+
+
+def _healthcheck(seat: Seat, public_id: str) -> Healthcheck:
+    """Return the organization's healthcheck; another organization's (or none) is a 404."""
+    try:
+        return selectors.healthchecks_of(organization=seat.organization).get(public_id=public_id)
+    except (Healthcheck.DoesNotExist, ValueError):
+        raise Http404("No such healthcheck.") from None
+
+
+@require_http_methods(["GET", "HEAD"])
+@member_view()
+def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    healthcheck = _healthcheck(seat, public_id)
+    span = request.GET.get("span", "24h")
+    if span not in web_selectors.CHART_SPANS:
+        span = "24h"
+    page = web_selectors.healthcheck_page(healthcheck=healthcheck, now=timezone.now(), span=span)
+    chart: SafeString = mark_safe(  # noqa: S308  # the renderer escapes every text it writes
+        response_time_svg(healthcheck.name, page.chart_points, time_zone="UTC")
+    )
+    context = {
+        "seat": seat,
+        "page": page,
+        "hc": healthcheck,
+        "chart": chart,
+        "span": span,
+        "spans": web_selectors.CHART_SPANS,
+    }
+    if request.headers.get("HX-Request") == "true":
+        return render(request, "web/partials/healthcheck_status.html", context)
+    return render(request, "web/healthchecks/detail.html", context)
+
+
+@require_POST
+@member_view()
+def healthcheck_action(request: HttpRequest, seat: Seat, public_id: str, action: str) -> HttpResponse:
+    """Pause, resume or run a healthcheck now, then show its page again."""
+    healthcheck = _healthcheck(seat, public_id)
+    now = timezone.now()
+    if action == "pause":
+        services.healthcheck_pause(healthcheck=healthcheck, now=now)
+        messages.success(request, "Paused: no checks run until you resume it.")
+    elif action == "resume":
+        services.healthcheck_resume(healthcheck=healthcheck, now=now)
+        messages.success(request, "Resumed: checks run again from the next slot.")
+    elif action == "run":
+        try:
+            results = run_now(healthcheck=healthcheck, enqueue=broker_enqueue())
+        except RunRefused as refused:
+            messages.error(request, str(refused))
+        except SecretUnreadable:
+            messages.error(
+                request,
+                "Stored header values can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY.",
+            )
+        else:
+            words = ", ".join(f"{r.region.slug}: {r.status}" for r in results) or "no region answered in time"
+            messages.success(request, f"Ran now ({words}).")
+    else:
+        raise Http404("No such action.")
+    return redirect("web:healthcheck", public_id=healthcheck.public_id)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def healthcheck_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Ask to confirm (GET), then delete the healthcheck and its results (POST)."""
+    healthcheck = _healthcheck(seat, public_id)
+    if request.method == "POST":
+        name = healthcheck.name
+        services.healthcheck_delete(healthcheck=healthcheck)
+        messages.success(request, f"Deleted {name} and its results.")
+        return redirect("web:dashboard")
+    return render(request, "web/healthchecks/delete.html", {"seat": seat, "hc": healthcheck})
+
+
+# --- settings: API keys -----------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view(manage=True)
+def api_keys(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's API keys; create one, shown once."""
+    form = ApiKeyForm(request.POST or None)
+    created = None
+    if request.method == "POST" and form.is_valid():
+        scope = ApiKey.Scope.READ if form.cleaned_data["read_only"] else ApiKey.Scope.READ_WRITE
+        key, raw = services.api_key_create(
+            organization=seat.organization, name=form.cleaned_data["name"], scope=scope
+        )
+        created = {"key": key, "raw": raw}
+        form = ApiKeyForm()
+    keys = list(selectors.api_keys_of(organization=seat.organization))
+    response = render(
+        request, "web/settings/api_keys.html", {"seat": seat, "form": form, "keys": keys, "created": created}
+    )
+    # The raw key is on this page only: no cache may keep it.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_POST
+@member_view(manage=True)
+def api_key_revoke(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    try:
+        key = selectors.api_keys_of(organization=seat.organization).get(public_id=public_id)
+    except (ApiKey.DoesNotExist, ValueError):
+        raise Http404("No such API key.") from None
+    services.api_key_revoke(api_key=key, now=timezone.now())
+    messages.success(request, f"Revoked {key.prefix}…; calls with it now answer 401.")
+    return redirect("web:api-keys")
