@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from monitors.api.strict import RejectUnknownFields
 from monitors.api.views import OrganizationScopedMixin
 from monitors.models import Healthcheck
 from reports import selectors, services
@@ -135,7 +136,7 @@ class ReportView(OrganizationScopedMixin, APIView):
         return response
 
 
-class ReportSettingsSerializer(serializers.Serializer[Any]):
+class ReportSettingsSerializer(RejectUnknownFields, serializers.Serializer[Any]):
     sla_target = serializers.DecimalField(max_digits=6, decimal_places=3, required=False)
     time_zone = serializers.CharField(max_length=64, required=False)
 
@@ -156,7 +157,7 @@ class ReportSettingsView(OrganizationScopedMixin, APIView):
         return Response({"sla_target": f"{changed.sla_target:.3f}", "time_zone": changed.time_zone})
 
 
-class HealthcheckTargetSerializer(serializers.Serializer[Any]):
+class HealthcheckTargetSerializer(RejectUnknownFields, serializers.Serializer[Any]):
     sla_target = serializers.DecimalField(max_digits=6, decimal_places=3, allow_null=True)
 
 

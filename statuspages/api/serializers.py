@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from monitors.api.strict import RejectUnknownFields
 from statuspages.models import (
     Component,
     ComponentGroup,
@@ -21,7 +22,7 @@ MAX_AFFECTED_COMPONENTS = 200
 MAX_BODY_CHARS = 20_000
 
 
-class StatusPageSerializer(serializers.ModelSerializer[StatusPage]):
+class StatusPageSerializer(RejectUnknownFields, serializers.ModelSerializer[StatusPage]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     slug = serializers.SlugField(max_length=64)
     # Checked by the service (an IANA name; http or https only), so the error says what to fix.
@@ -65,7 +66,7 @@ class StatusPageSerializer(serializers.ModelSerializer[StatusPage]):
         return domain_record_name(page.custom_domain) if page.custom_domain else None
 
 
-class ComponentGroupSerializer(serializers.ModelSerializer[ComponentGroup]):
+class ComponentGroupSerializer(RejectUnknownFields, serializers.ModelSerializer[ComponentGroup]):
     id = serializers.UUIDField(source="public_id", read_only=True)
 
     class Meta:
@@ -74,7 +75,7 @@ class ComponentGroupSerializer(serializers.ModelSerializer[ComponentGroup]):
         read_only_fields = ["created_at", "updated_at"]
 
 
-class ComponentSerializer(serializers.ModelSerializer[Component]):
+class ComponentSerializer(RejectUnknownFields, serializers.ModelSerializer[Component]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     healthcheck = serializers.UUIDField(source="healthcheck.public_id")
     group = serializers.UUIDField(source="group.public_id", allow_null=True, required=False)
@@ -127,7 +128,7 @@ class ComponentSerializer(serializers.ModelSerializer[Component]):
         return data
 
 
-class IncidentUpdateSerializer(serializers.ModelSerializer[IncidentUpdate]):
+class IncidentUpdateSerializer(RejectUnknownFields, serializers.ModelSerializer[IncidentUpdate]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     body = serializers.CharField(max_length=MAX_BODY_CHARS)
 
@@ -144,7 +145,7 @@ class ComponentIdsField(serializers.ListField):
         return [str(component.public_id) for component in data.all()]
 
 
-class PublishedIncidentSerializer(serializers.ModelSerializer[PublishedIncident]):
+class PublishedIncidentSerializer(RejectUnknownFields, serializers.ModelSerializer[PublishedIncident]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     components = ComponentIdsField(
         child=serializers.UUIDField(), required=False, max_length=MAX_AFFECTED_COMPONENTS
@@ -187,7 +188,7 @@ class PublishedIncidentSerializer(serializers.ModelSerializer[PublishedIncident]
         read_only_fields = ["created_at", "updated_at", "monitoring_at", "resolved_at", "published_at"]
 
 
-class SubscriberSerializer(serializers.ModelSerializer[Subscriber]):
+class SubscriberSerializer(RejectUnknownFields, serializers.ModelSerializer[Subscriber]):
     """Add an email (it gets a confirmation mail) or a webhook (its secret is answered once, on create)."""
 
     id = serializers.UUIDField(source="public_id", read_only=True)

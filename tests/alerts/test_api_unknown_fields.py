@@ -27,6 +27,7 @@ CREATES = [
     ("/api/v1/healthchecks/", lambda: CHECK, "interval_seconds"),
     ("/api/v1/maintenance-windows/", window, "ends"),
     ("/api/v1/channels/", lambda: MAIL, "type"),
+    ("/api/v1/status-pages/", lambda: {"slug": "acme", "title": "Acme"}, "titel"),
 ]
 
 
@@ -48,6 +49,13 @@ def test_an_unknown_field_in_a_policy_is_a_400_naming_it(client):
 
     assert response.status_code == 400
     assert "notify_on_recovry" in response.json()
+
+
+def test_an_unknown_field_in_report_settings_is_a_400_naming_it(client):
+    response = client.patch("/api/v1/reports/settings/", {"sla_targte": "99.9"}, format="json")
+
+    assert response.status_code == 400
+    assert "sla_targte" in response.json()
 
 
 def test_the_error_lists_only_fields_a_client_can_write(client):
