@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 from uuid import UUID
 
 from django.db.models import Model, QuerySet
@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from monitors.api.views import OrganizationScopedMixin
+from monitors.models import Organization
 from statuspages import selectors, services
 from statuspages.api.serializers import (
     ComponentGroupSerializer,
@@ -105,14 +106,21 @@ class StatusPageViewSet(_Crud[StatusPage]):
         return self._shown(page)
 
 
-class _OnPage(_Crud[_M]):
-    """Scope a page's parts to the page in the URL, itself scoped to the key's organization."""
+class _ScopedView(Protocol):
+    """What _PageInUrl needs of the view it is combined with (OrganizationScopedMixin's organization)."""
 
-    model: type[_M]
+    kwargs: dict[str, Any]
 
     @property
-    def page(self) -> StatusPage:
-        cached = getattr(self, "_page", None)
+    def organization(self) -> Organization: ...
+
+
+class _PageInUrl:
+    """Find the page named in the URL (``page_id``) among the key's organization's pages, once per request."""
+
+    @property
+    def page(self: _ScopedView) -> StatusPage:
+        cached: StatusPage | None = getattr(self, "_page", None)
         if cached is None:
             cached = (
                 selectors.status_pages_of(organization=self.organization)
@@ -121,8 +129,14 @@ class _OnPage(_Crud[_M]):
             )
             if cached is None:
                 raise Http404("No status page with this id.")
-            self._page = cached
+            setattr(self, "_page", cached)  # noqa: B010 - a protocol-typed self has no _page to assign
         return cached
+
+
+class _OnPage(_PageInUrl, _Crud[_M]):
+    """Scope a page's parts to the page in the URL, itself scoped to the key's organization."""
+
+    model: type[_M]
 
     def get_queryset(self) -> QuerySet[_M]:
         if getattr(self, "swagger_fake_view", False):
@@ -270,6 +284,7 @@ class IncidentUpdateViewSet(
 
 
 class SubscriberViewSet(
+    _PageInUrl,
     OrganizationScopedMixin,
     mixins.ListModelMixin,
     mixins.RetrieveModelMixin,
@@ -282,20 +297,6 @@ class SubscriberViewSet(
     serializer_class = SubscriberSerializer
     lookup_field = "public_id"
     lookup_url_kwarg = "id"
-
-    @property
-    def page(self) -> StatusPage:
-        cached = getattr(self, "_page", None)
-        if cached is None:
-            cached = (
-                selectors.status_pages_of(organization=self.organization)
-                .filter(public_id=self.kwargs["page_id"])
-                .first()
-            )
-            if cached is None:
-                raise Http404("No status page with this id.")
-            self._page = cached
-        return cached
 
     def get_queryset(self) -> QuerySet[Subscriber]:
         if getattr(self, "swagger_fake_view", False):

@@ -75,3 +75,13 @@ def test_what_a_client_read_can_be_sent_back_whole(client, url, body):
     response = client.put(f"{url}{created['id']}/", shown, format="json")
 
     assert response.status_code == 200, response.json()
+
+
+def test_a_body_of_many_long_unknown_fields_gets_a_bounded_answer(client):
+    body = {**CHECK, **{f"{index:04d}" + "k" * 5000: 1 for index in range(1000)}}
+
+    response = client.post("/api/v1/healthchecks/", body, format="json")
+
+    assert response.status_code == 400
+    assert len(response.json()) == 20
+    assert all(len(name) == 100 for name in response.json())
