@@ -78,7 +78,7 @@ def test_what_a_client_read_can_be_sent_back_whole(client, url, body):
 
 
 def test_a_body_of_many_long_unknown_fields_gets_a_bounded_answer(client):
-    body = {**CHECK, **{f"{index:04d}" + "k" * 5000: 1 for index in range(1000)}}
+    body = {**CHECK, **{f"{index:04d}" + "k" * 1000: 1 for index in range(200)}}
 
     response = client.post("/api/v1/healthchecks/", body, format="json")
 
