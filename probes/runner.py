@@ -25,9 +25,10 @@ import httpx
 from probes import __version__
 from probes.checks import CheckConfig, kind_of_config
 from probes.connection import Connection, host_of
+from probes.mcp.tools import storable_tool
 from probes.redact import Redactor, redacting, redactor_for
 from probes.text import is_storable, storable
-from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, ToolInfo
+from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status
 
 logger = logging.getLogger(__name__)
 
@@ -249,10 +250,7 @@ def finish_outcome(outcome: ProbeOutcome, redactor: Redactor) -> ProbeOutcome:
         server=server,
         protocol=clean(outcome.protocol) if outcome.protocol else outcome.protocol,
         signin_server=clean(outcome.signin_server) if outcome.signin_server else outcome.signin_server,
-        tools=tuple(
-            ToolInfo(clean(tool.name), tuple(clean(name) for name in tool.required_inputs))
-            for tool in outcome.tools
-        ),
+        tools=tuple(storable_tool(tool, clean) for tool in outcome.tools),
         missing_tools=tuple(clean(name) for name in outcome.missing_tools),
     )
 
@@ -266,6 +264,7 @@ def _texts_of(outcome: ProbeOutcome) -> list[str]:
     for tool in outcome.tools:
         texts.append(tool.name)
         texts += tool.required_inputs
+        texts += (tool.description or "", tool.input_schema or "")
     return texts
 
 

@@ -10,7 +10,10 @@ recording cuts each to its column with it, and the API refuses such text instead
 
 from __future__ import annotations
 
+import json
+import math
 import re
+from collections.abc import Callable
 
 # Every surrogate code point: in a Python str a surrogate is always "lone", since a pair
 # decoded from JSON or UTF-16 is one astral character.
@@ -44,3 +47,29 @@ def text_fault(text: str) -> str | None:
         if found is not None:
             return f"an unpaired surrogate (\\u{ord(found.group()):04x})"
     return None
+
+
+def storable_json(value: object, clean: Callable[[str], str] = storable) -> object:
+    """Return a JSON value with ``clean`` applied to every string and key, and non-finite numbers as null.
+
+    A target's JSON (a tool's inputSchema) reaches a jsonb column, which refuses NUL and lone
+    surrogates even as ``\\u`` escapes, and JSON text, which has no NaN or Infinity (Python's
+    parser accepts them). The engine reads JSON at most MAX_JSON_DEPTH deep, so the recursion is
+    bounded.
+    """
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(str(key)): storable_json(item, clean) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [storable_json(item, clean) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return clean(str(value))
+
+
+def json_text(value: object) -> str:
+    """Return the compact JSON text of a value :func:`storable_json` made: key order kept, non-ASCII as is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

@@ -97,10 +97,24 @@ class ServerInfo:
 
 @dataclass(frozen=True, slots=True)
 class ToolInfo:
-    """Keep what a later run needs to tell a changed tool list: names and required inputs."""
+    """Keep one listed tool: what tells a changed list (name, required inputs) and its details.
+
+    The details are what the scorecard judges, kept as the server gave them but capped
+    (``probes.mcp.tools``): ``description`` trimmed and clipped, None when absent or not a
+    string; ``input_schema`` the compact JSON text of whatever ``inputSchema`` held (an object
+    or not), None when absent; each hint the boolean the server declared in ``annotations``, None
+    when absent or not a boolean. ``description_kept`` / ``schema_kept`` are False when that
+    detail was over a cap and dropped (then it is None, which does not mean absent).
+    """
 
     name: str
     required_inputs: tuple[str, ...] = ()
+    description: str | None = None
+    input_schema: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    description_kept: bool = True
+    schema_kept: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +136,8 @@ class ProbeOutcome:
     tools: tuple[ToolInfo, ...] = ()
     tool_count: int | None = None
     tool_digest: str | None = None
+    # Changes with any kept detail (description, schema, hints), unlike tool_digest.
+    tool_details_digest: str | None = None
     missing_tools: tuple[str, ...] = ()
     transport: Transport | None = None
     warnings: tuple[str, ...] = ()

@@ -50,7 +50,8 @@ from monitors.rules import (
     tool_diff,
 )
 from monitors.selectors import maintenance_covering
-from probes.text import storable
+from probes.mcp.tools import MAX_TOOL_DESCRIPTION, MAX_TOOL_DETAILS, MAX_TOOL_SCHEMA, storable_tool
+from probes.text import is_storable, storable
 from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo
 
 logger = logging.getLogger(__name__)
@@ -315,6 +316,7 @@ def storable_outcome(outcome: ProbeOutcome) -> ProbeOutcome:
         and "\x00" not in blob
         and len(tools) <= MAX_STORED_TOOLS
         and _fits(outcome, names, inputs)
+        and _details_fit(tools)
     ):
         return outcome
     return dataclasses.replace(
@@ -328,17 +330,36 @@ def storable_outcome(outcome: ProbeOutcome) -> ProbeOutcome:
         if outcome.signin_server is None
         else storable(outcome.signin_server, _SIGNIN_SERVER),
         tool_digest=None if outcome.tool_digest is None else storable(outcome.tool_digest, _DIGEST),
-        tools=tuple(
-            ToolInfo(
-                storable(tool.name, MAX_TOOL_NAME),
-                tuple(storable(name, MAX_TOOL_NAME) for name in tool.required_inputs[:MAX_REQUIRED_INPUTS]),
-            )
-            for tool in tools[:MAX_STORED_TOOLS]
-        ),
+        tools=tuple(_storable_tool(tool) for tool in tools[:MAX_STORED_TOOLS]),
         missing_tools=tuple(
             storable(name, MAX_TOOL_NAME) for name in outcome.missing_tools[:MAX_STORED_TOOLS]
         ),
         warnings=tuple(storable(warning, MAX_REASON) for warning in outcome.warnings[:MAX_WARNINGS]),
+    )
+
+
+def _details_fit(tools: Sequence[ToolInfo]) -> bool:
+    """Return whether the tools' descriptions and schemas are storable and within the engine's caps."""
+    details = [text for tool in tools for text in (tool.description, tool.input_schema) if text]
+    return (
+        is_storable("".join(details))
+        and sum(map(len, details)) <= MAX_TOOL_DETAILS
+        and all(len(tool.description or "") <= MAX_TOOL_DESCRIPTION for tool in tools)
+        and all(len(tool.input_schema or "") <= MAX_TOOL_SCHEMA for tool in tools)
+    )
+
+
+def _storable_tool(tool: ToolInfo) -> ToolInfo:
+    """Return ``tool`` made storable and cut to the caps: a schema over its cap is dropped, never cut."""
+    tool = storable_tool(tool, storable)
+    schema_kept = tool.schema_kept and len(tool.input_schema or "") <= MAX_TOOL_SCHEMA
+    return dataclasses.replace(
+        tool,
+        name=tool.name[:MAX_TOOL_NAME],
+        required_inputs=tuple(name[:MAX_TOOL_NAME] for name in tool.required_inputs[:MAX_REQUIRED_INPUTS]),
+        description=None if tool.description is None else tool.description[:MAX_TOOL_DESCRIPTION],
+        input_schema=tool.input_schema if schema_kept else None,
+        schema_kept=schema_kept,
     )
 
 

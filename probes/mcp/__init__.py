@@ -18,7 +18,7 @@ session, either transport), ``initialize``, ``tools``, ``ending`` (the DELETE), 
 """
 
 from probes.mcp.initialize import PROTOCOL_VERSIONS
-from probes.mcp.session import check_mcp, tool_digest
+from probes.mcp.session import check_mcp, tool_details_digest, tool_digest
 from probes.mcp.tools import MAX_PAGES
 
-__all__ = ["MAX_PAGES", "PROTOCOL_VERSIONS", "check_mcp", "tool_digest"]
+__all__ = ["MAX_PAGES", "PROTOCOL_VERSIONS", "check_mcp", "tool_details_digest", "tool_digest"]

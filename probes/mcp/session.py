@@ -140,6 +140,7 @@ def _verdict(ex: Exchange, tools: list[ToolInfo]) -> ProbeOutcome:
         tools=tuple(tools),
         tool_count=len(tools),
         tool_digest=tool_digest(tools),
+        tool_details_digest=tool_details_digest(tools),
         missing_tools=missing,
         transport=ex.transport,
         warnings=tuple(dict.fromkeys(ex.warnings)),
@@ -150,6 +151,26 @@ def tool_digest(tools: list[ToolInfo] | tuple[ToolInfo, ...]) -> str:
     """Return a stable sha256 of the sorted (name, required inputs) list, to tell a changed tool list."""
     canonical = sorted((tool.name, sorted(tool.required_inputs)) for tool in tools)
     # surrogatepass: a hostile name may hold a lone surrogate, and still gets a digest of its own.
+    return hashlib.sha256(
+        json.dumps(canonical, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    ).hexdigest()
+
+
+def tool_details_digest(tools: list[ToolInfo] | tuple[ToolInfo, ...]) -> str:
+    """Return a stable sha256 of everything kept of the tools, sorted by name, to tell a new list version."""
+    canonical = sorted(
+        (
+            tool.name,
+            sorted(tool.required_inputs),
+            tool.description,
+            tool.input_schema,
+            tool.read_only_hint,
+            tool.destructive_hint,
+            tool.description_kept,
+            tool.schema_kept,
+        )
+        for tool in tools
+    )
     return hashlib.sha256(
         json.dumps(canonical, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
     ).hexdigest()

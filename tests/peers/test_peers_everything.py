@@ -7,6 +7,8 @@ the legacy transport it pushes unrequested notifications between answers.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from probes.types import Access, FailureKind, Status, Transport
@@ -60,3 +62,24 @@ def test_missing_required_tool_on_everything_is_down(peers, mcp_check):
     assert outcome.status is Status.DOWN
     assert outcome.kind is FailureKind.MISSING_TOOLS
     assert outcome.missing_tools == ("launch_rockets",)
+
+
+def test_each_tools_description_schema_and_hints_are_kept(peers, mcp_check):
+    outcome = mcp_check(peers.everything("streamableHttp") + "/mcp")
+
+    echo = next(tool for tool in outcome.tools if tool.name == "echo")
+    assert echo.description == "Echoes back the input string"
+    schema = json.loads(echo.input_schema or "")
+    assert schema["type"] == "object"
+    assert schema["properties"]["message"] == {"type": "string", "description": "Message to echo"}
+    assert (echo.read_only_hint, echo.destructive_hint) == (True, False)
+    # Every tool of the reference server declares both hints as booleans, and an object schema.
+    assert all(isinstance(tool.read_only_hint, bool) for tool in outcome.tools)
+    assert all(json.loads(tool.input_schema or "")["type"] == "object" for tool in outcome.tools)
+
+
+def test_both_modes_keep_the_same_tool_details(peers, mcp_check):
+    streamable = mcp_check(peers.everything("streamableHttp") + "/mcp")
+    legacy = mcp_check(peers.everything("sse") + "/sse")
+
+    assert streamable.tool_details_digest == legacy.tool_details_digest

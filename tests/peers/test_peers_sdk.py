@@ -8,6 +8,7 @@ headers where they belong, and a DELETE only when a session was assigned.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -290,3 +291,25 @@ def test_check_uses_one_connection(peers, sdk, mcp_check, mode):
     assert len(set(connections)) == 1, (
         f"requests per connection: {[(e['rpc'] or e['http']) for e in log]} on {connections}"
     )
+
+
+def test_each_tools_description_schema_and_hints_are_kept_as_the_sdk_lists_them(sdk, mcp_check):
+    outcome = mcp_check(sdk("stateful") + "/mcp")
+
+    assert_up(outcome)
+    tools = {tool.name: tool for tool in outcome.tools}
+    search = tools["search_docs"]
+    assert search.description == "Full-text search over the docs."
+    assert json.loads(search.input_schema or "") == {
+        "properties": {"q": {"title": "Q", "type": "string"}},
+        "required": ["q"],
+        "type": "object",
+        "title": "search_docsArguments",
+    }
+    # ToolAnnotations(read_only_hint=True, open_world_hint=False): no destructiveHint sent.
+    assert [(t.name, t.read_only_hint, t.destructive_hint) for t in outcome.tools] == [
+        ("search_docs", True, None),
+        ("get_status", True, None),
+        ("echo", True, None),
+    ]
+    assert outcome.tool_details_digest

@@ -20,7 +20,10 @@ def test_open_server_is_up_with_its_tools(server):
     assert outcome.transport is Transport.STREAMABLE_HTTP
     assert outcome.protocol == "2025-11-25"
     assert (outcome.server.name, outcome.server.version) == ("acme-tools", "3.2.0")
-    assert outcome.tools == (ToolInfo("search", ("q",)), ToolInfo("fetch", ("url",)))
+    assert [(tool.name, tool.required_inputs) for tool in outcome.tools] == [
+        ("search", ("q",)),
+        ("fetch", ("url",)),
+    ]
     assert outcome.tool_count == 2
 
 
