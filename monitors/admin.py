@@ -27,6 +27,7 @@ from monitors.models import (
     StatusChange,
     ToolChange,
     ToolList,
+    ToolListVersion,
 )
 
 _ModelT = TypeVar("_ModelT", bound=Model)
@@ -169,6 +170,11 @@ class SlotVerdictAdmin(ReadOnlyAdmin[SlotVerdict]):
 @admin.register(ToolList)
 class ToolListAdmin(ReadOnlyAdmin[ToolList]):
     list_display = ["healthcheck", "digest", "first_seen_at"]
+
+
+@admin.register(ToolListVersion)
+class ToolListVersionAdmin(ReadOnlyAdmin[ToolListVersion]):
+    list_display = ["healthcheck", "digest", "tool_count", "current_since", "replaced_at"]
 
 
 @admin.register(ToolChange)

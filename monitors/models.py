@@ -155,6 +155,8 @@ class Healthcheck(models.Model):
     next_check_at = models.DateTimeField(null=True, blank=True)
     slot_offset = models.PositiveIntegerField(default=0)
     tool_digest = models.CharField(max_length=64, blank=True, default="")
+    # The current ToolListVersion's digest (probes.mcp.tool_details_digest): details included.
+    tool_details_digest = models.CharField(max_length=64, blank=True, default="")
     # The current cause while down or degraded (monitors.rules.cause_of); empty otherwise.
     cause_kind = models.CharField(max_length=32, blank=True, default="")
     cause_reason = models.TextField(blank=True, default="")
@@ -340,6 +342,43 @@ class ToolList(models.Model):
 
     def __str__(self) -> str:
         return f"{self.healthcheck_id}: {self.digest[:12]}"
+
+
+class ToolListVersion(models.Model):
+    """Store each distinct version of a healthcheck's tool list, details included, once.
+
+    A version is told by the outcome's ``tool_details_digest`` (names, required inputs,
+    descriptions, schemas, hints), so a changed description is a new version where ToolList (by
+    names and required inputs) sees none. The recorder writes it only when a result's list
+    differs from the check's current one (``Healthcheck.tool_details_digest``): an unchanged
+    list costs no write. ``tools`` holds what the engine kept, at most MAX_STORED_TOOLS tools
+    within probes.mcp.tools' caps; each ``input_schema`` is the server's JSON text, as a string,
+    since jsonb would reorder its keys. The current version has no ``replaced_at``; a list that
+    comes back is current again from ``current_since``. Replaced versions are pruned with the
+    results (monitors.services.results_prune).
+    """
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="tool_list_versions")
+    digest = models.CharField(max_length=64)
+    tools = models.JSONField(
+        help_text='[{"name", "required_inputs", "description", "input_schema" (JSON text), '
+        '"read_only_hint", "destructive_hint", "description_kept", "schema_kept"}, …]'
+    )
+    tool_count = models.PositiveIntegerField()
+    first_seen_at = models.DateTimeField()
+    current_since = models.DateTimeField(help_text="When this list last became the check's current one.")
+    replaced_at = models.DateTimeField(
+        null=True, blank=True, help_text="When another list replaced it; empty while it is current."
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["healthcheck", "digest"], name="tool_list_version_once")
+        ]
+        indexes = [models.Index(fields=["healthcheck", "-current_since"], name="tool_version_hc_current")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}: {self.digest[:12]} ({self.tool_count} tools)"
 
 
 class ToolChange(models.Model):

@@ -37,13 +37,14 @@ from monitors.models import (
     Region,
     Rollup,
     StatusChange,
+    ToolListVersion,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
 from monitors.uptime import Interval, Run, down_since, down_until
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
 from probes.text import storable
-from probes.types import Status
+from probes.types import Status, ToolInfo
 
 logger = logging.getLogger(__name__)
 
@@ -749,3 +750,68 @@ def _aware(value: datetime | str) -> datetime:
 def _slot_lag(hc: Healthcheck) -> timedelta:
     """Return how far a run's ``checked_at`` can trail its slot: its rechecks and a timeout's slack."""
     return timedelta(seconds=hc.recheck_count * hc.recheck_delay_seconds) + BOUND_SLACK
+
+
+@dataclass(frozen=True, slots=True)
+class ToolListView:
+    """One stored version of a healthcheck's tool list, details included, as plain values."""
+
+    healthcheck_id: int
+    digest: str
+    tools: tuple[ToolInfo, ...]
+    first_seen_at: datetime
+    current_since: datetime
+    # None while it is the current version.
+    replaced_at: datetime | None
+
+
+def tool_list_latest(*, healthcheck_id: int) -> ToolListView | None:
+    """Return the healthcheck's current tool list version (None before a run listed tools); one query."""
+    return tool_lists_latest(healthcheck_ids=[healthcheck_id]).get(healthcheck_id)
+
+
+def tool_lists_latest(*, healthcheck_ids: Iterable[int]) -> dict[int, ToolListView]:
+    """Return each healthcheck's current tool list version, by id; one query for any number of checks."""
+    rows = (
+        ToolListVersion.objects.filter(healthcheck_id__in=list(healthcheck_ids), replaced_at__isnull=True)
+        .order_by("healthcheck_id", "current_since", "id")
+        .values_list("healthcheck_id", "digest", "tools", "first_seen_at", "current_since", "replaced_at")
+    )
+    # Ordered so the last one per check wins, should a crash ever leave two unreplaced.
+    return {
+        row[0]: ToolListView(
+            healthcheck_id=row[0],
+            digest=row[1],
+            tools=tuple(_tool_info(tool) for tool in row[2] if isinstance(tool, dict)),
+            first_seen_at=row[3],
+            current_since=row[4],
+            replaced_at=row[5],
+        )
+        for row in rows
+    }
+
+
+def _tool_info(stored: Mapping[str, object]) -> ToolInfo:
+    """Return a tool as monitors.services.recording stored it in a ToolListVersion."""
+
+    def text(key: str) -> str | None:
+        value = stored.get(key)
+        return value if isinstance(value, str) else None
+
+    def flag(key: str) -> bool | None:
+        value = stored.get(key)
+        return value if isinstance(value, bool) else None
+
+    required = stored.get("required_inputs")
+    return ToolInfo(
+        name=text("name") or "",
+        required_inputs=tuple(name for name in required if isinstance(name, str))
+        if isinstance(required, list)
+        else (),
+        description=text("description"),
+        input_schema=text("input_schema"),
+        read_only_hint=flag("read_only_hint"),
+        destructive_hint=flag("destructive_hint"),
+        description_kept=stored.get("description_kept", True) is not False,
+        schema_kept=stored.get("schema_kept", True) is not False,
+    )

@@ -8,6 +8,7 @@ import functools
 import json
 import logging
 import math
+import operator
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from monitors.models import (
     StatusChange,
     ToolChange,
     ToolList,
+    ToolListVersion,
 )
 from monitors.rules import (
     Cause,
@@ -559,6 +561,7 @@ class _LockedCheck:
     status: str
     status_changed_at: datetime | None
     tool_digest: str
+    tool_details_digest: str
     cause_kind: str
     cause_reason: str
     cause_regions: str
@@ -745,6 +748,9 @@ class _StateBook:
         self.dirty_checks: dict[int, _LockedCheck] = {}
         self.dirty_slots: dict[int, _LockedCheck] = {}
         self.new_tool_lists: dict[tuple[int, str], ToolList] = {}
+        # Tool list versions made current, and those replaced, by (healthcheck id, digest).
+        self.current_versions: dict[tuple[int, str], dict[str, Any]] = {}
+        self.replaced_versions: set[tuple[int, str]] = set()
         self.status_changes: list[StatusChange] = []
         self.cause_changes: list[CauseChange] = []
         self.tool_changes: list[ToolChange] = []
@@ -834,6 +840,7 @@ class _StateBook:
         )
         # A digest seen before (a tool list that flapped back) keeps its first row.
         ToolList.objects.bulk_create(self.new_tool_lists.values(), batch_size=1000, ignore_conflicts=True)
+        self._save_versions()
         StatusChange.objects.bulk_create(self.status_changes, batch_size=1000)
         CauseChange.objects.bulk_create(self.cause_changes, batch_size=1000)
         ToolChange.objects.bulk_create(self.tool_changes, batch_size=1000)
@@ -948,8 +955,49 @@ class _StateBook:
         if check.set_cause(cause, self.now):
             self.dirty_checks[check.id] = check
 
+    def _save_versions(self) -> None:
+        """Write the tool list versions made current and mark the replaced ones: nothing when no list changed."""
+        # A list that comes back keeps its row, tools and first_seen_at: it is current again.
+        _insert_rows(
+            ToolListVersion,
+            list(self.current_versions.values()),
+            unique_fields=["healthcheck", "digest"],
+            update_fields=["current_since", "replaced_at"],
+        )
+        if self.replaced_versions:
+            which = functools.reduce(
+                operator.or_,
+                (
+                    models.Q(healthcheck_id=hc_id, digest=digest)
+                    for hc_id, digest in sorted(self.replaced_versions)
+                ),
+            )
+            ToolListVersion.objects.filter(which, replaced_at__isnull=True).update(replaced_at=self.now)
+
+    def _follow_tool_versions(self, check: _LockedCheck, outcome: ProbeOutcome) -> None:
+        """Make the outcome's tool list, details included, the check's current version when it differs."""
+        digest = outcome.tool_details_digest
+        if not digest or digest == check.tool_details_digest or (not outcome.tools and outcome.tool_count):
+            return
+        if check.tool_details_digest:
+            self.replaced_versions.add((check.id, check.tool_details_digest))
+        # A list that flapped back within the group is current, not replaced.
+        self.replaced_versions.discard((check.id, digest))
+        self.current_versions[(check.id, digest)] = {
+            "healthcheck_id": check.id,
+            "digest": digest,
+            "tools": [_version_tool(tool) for tool in outcome.tools],
+            "tool_count": len(outcome.tools),
+            "first_seen_at": self.now,
+            "current_since": self.now,
+            "replaced_at": None,
+        }
+        check.tool_details_digest = digest
+        self.dirty_checks[check.id] = check
+
     def _follow_tools(self, check: _LockedCheck, outcome: ProbeOutcome) -> None:
         """Store a new tool list once per digest, and an event when a tool went away or got stricter."""
+        self._follow_tool_versions(check, outcome)
         digest = outcome.tool_digest
         if not digest or digest == check.tool_digest or (not outcome.tools and outcome.tool_count):
             return
@@ -1024,6 +1072,20 @@ def stale_after(healthcheck: Healthcheck | _LockedCheck) -> timedelta:
 
 # A region without a state row: pending, as the rules read it.
 _NO_RESULT = RegionVote(status=Status.PENDING, last_result_at=None)
+
+
+def _version_tool(tool: ToolInfo) -> dict[str, Any]:
+    """Return a tool as a ToolListVersion keeps it (monitors.selectors reads it back)."""
+    return {
+        "name": tool.name,
+        "required_inputs": list(tool.required_inputs),
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+        "read_only_hint": tool.read_only_hint,
+        "destructive_hint": tool.destructive_hint,
+        "description_kept": tool.description_kept,
+        "schema_kept": tool.schema_kept,
+    }
 
 
 def _tool_infos(tools: Sequence[Mapping[str, Any]]) -> list[ToolInfo]:

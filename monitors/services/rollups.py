@@ -9,7 +9,7 @@ from typing import Any
 from django.db.models import Exists, F, OuterRef
 
 from monitors import latency
-from monitors.models import Healthcheck, Plan, ProbeResult, Rollup, ToolList
+from monitors.models import Healthcheck, Plan, ProbeResult, Rollup, ToolList, ToolListVersion
 from monitors.rules import rollup_figures
 from probes.types import Status
 
@@ -142,7 +142,22 @@ def results_prune(*, now: datetime, batch_size: int = 10_000) -> int:
                 break
             deleted += ProbeResult.objects.filter(id__in=ids).delete()[0]
         _prune_tool_lists(plan, cutoff, batch_size=batch_size)
+        _prune_tool_list_versions(plan, cutoff, batch_size=batch_size)
     return deleted
+
+
+def _prune_tool_list_versions(plan: Plan, cutoff: datetime, *, batch_size: int) -> int:
+    """Delete the plan's tool list versions replaced before the cutoff; the current one always stays."""
+    pruned = 0
+    while True:
+        ids = list(
+            ToolListVersion.objects.filter(
+                healthcheck__organization__plan=plan, replaced_at__lt=cutoff
+            ).values_list("id", flat=True)[:batch_size]
+        )
+        if not ids:
+            return pruned
+        pruned += ToolListVersion.objects.filter(id__in=ids).delete()[0]
 
 
 def _prune_tool_lists(plan: Plan, cutoff: datetime, *, batch_size: int) -> int:
