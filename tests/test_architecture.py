@@ -25,6 +25,7 @@ CHANNELS = "Channel senders (alerts.channels) are pure"
 PAGES = "Status page rules and renderers (statuspages.render) are pure"
 WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
 UPTIME = "The uptime maths (monitors.uptime) is pure"
+SCORECARD = "The MCP scorecard's rules (monitors.scorecard) are pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -58,6 +59,7 @@ def broken_contracts(report: str) -> list[str]:
             PAGES,
             WEBHOOKS,
             UPTIME,
+            SCORECARD,
             REPORTS,
             NO_TESTS,
             CTL,
@@ -89,7 +91,7 @@ def test_the_tree_keeps_every_contract(tree):
     [
         # The channel senders, the page renderers, the webhook sender, the uptime maths and uptimyctl
         # stand on the engine's types: an impure engine makes them impure too.
-        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, REPORTS, CTL]),
+        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, CTL]),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
         # The uptime maths reads the rules' default quorum: an impure rule makes it impure too.
@@ -116,6 +118,9 @@ def test_the_tree_keeps_every_contract(tree):
         ("statuspages/webhooks.py", "import monitors.models", [WEBHOOKS]),
         # The uptime maths is pure; the page renderers may import it and nothing else of monitors.
         ("monitors/uptime.py", "import django.db", [UPTIME, REPORTS]),
+        # The scorecard's rules take plain evidence values: a model or a setting breaks them.
+        ("monitors/scorecard.py", "import django.db", [SCORECARD]),
+        ("monitors/scorecard.py", "import monitors.models", [SCORECARD]),
         ("statuspages/render/bars.py", "import monitors.models", [PAGES]),
         ("reports/render/report.py", "import django.template", [REPORTS]),
         ("reports/__init__.py", "import alerts", [FLOORS]),
