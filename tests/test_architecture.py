@@ -25,7 +25,7 @@ CHANNELS = "Channel senders (alerts.channels) are pure"
 PAGES = "Status page rules and renderers (statuspages.render) are pure"
 WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
 UPTIME = "The uptime maths (monitors.uptime) is pure"
-SCORECARD = "The MCP scorecard's rules (monitors.scorecard) are pure"
+SCORECARD = "The scorecard rules (monitors.scorecard) are pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -91,7 +91,11 @@ def test_the_tree_keeps_every_contract(tree):
     [
         # The channel senders, the page renderers, the webhook sender, the uptime maths and uptimyctl
         # stand on the engine's types: an impure engine makes them impure too.
-        ("probes/types.py", "import django.conf", [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, CTL]),
+        (
+            "probes/types.py",
+            "import django.conf",
+            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, CTL],
+        ),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
         # The uptime maths reads the rules' default quorum: an impure rule makes it impure too.
