@@ -306,10 +306,24 @@ def analyze() -> None:
 
 
 def sample_outcome() -> Any:
-    """Return an UP outcome shaped like a real MCP check's: server, 8 tools, digest, timings."""
+    """Return an UP outcome shaped like a real MCP check's: server, 8 tools with their details, digests, timings."""
+    from probes.mcp import tool_details_digest
     from probes.types import Access, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo, Transport
 
-    tools = tuple(ToolInfo(name=f"tool_{index}", required_inputs=("q",)) for index in range(8))
+    schema = (
+        '{"type":"object","properties":{"q":{"type":"string","description":"What to look for — words or a phrase"},'
+        '"limit":{"type":"integer","description":"How many results","default":10}},"required":["q"]}'
+    )
+    tools = tuple(
+        ToolInfo(
+            name=f"tool_{index}",
+            required_inputs=("q",),
+            description=f"Search the documentation’s section {index} by keyword and return the best pages.",
+            input_schema=schema,
+            read_only_hint=True,
+        )
+        for index in range(8)
+    )
     return ProbeOutcome(
         status=Status.UP,
         timings=Timings(dns_ms=0.1, tcp_ms=0.2, ttfb_ms=1.5, total_ms=4.2),
@@ -320,6 +334,7 @@ def sample_outcome() -> Any:
         tools=tools,
         tool_count=len(tools),
         tool_digest="d" * 64,
+        tool_details_digest=tool_details_digest(tools),
         transport=Transport.STREAMABLE_HTTP,
     )
 
