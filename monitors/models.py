@@ -344,6 +344,11 @@ class ToolList(models.Model):
         return f"{self.healthcheck_id}: {self.digest[:12]}"
 
 
+# Replaced tool list versions kept per healthcheck (the current one aside): a server that rewords
+# its tools on every run stores at most this many capped lists, not one per result.
+MAX_REPLACED_VERSIONS = 20
+
+
 class ToolListVersion(models.Model):
     """Store each distinct version of a healthcheck's tool list, details included, once.
 
@@ -354,8 +359,9 @@ class ToolListVersion(models.Model):
     list costs no write. ``tools`` holds what the engine kept, at most MAX_STORED_TOOLS tools
     within probes.mcp.tools' caps; each ``input_schema`` is the server's JSON text, as a string,
     since jsonb would reorder its keys. The current version has no ``replaced_at``; a list that
-    comes back is current again from ``current_since``. Replaced versions are pruned with the
-    results (monitors.services.results_prune).
+    comes back is current again from ``current_since``. At most MAX_REPLACED_VERSIONS replaced
+    versions are kept per check, and those are pruned with the results
+    (monitors.services.results_prune).
     """
 
     healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="tool_list_versions")

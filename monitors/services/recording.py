@@ -24,6 +24,7 @@ from django.utils import timezone
 from monitors.models import (
     MAX_CHANGE_INPUTS,
     MAX_CHANGE_NAMES,
+    MAX_REPLACED_VERSIONS,
     MAX_STORED_TOOLS,
     MAX_TOOL_NAME,
     CauseChange,
@@ -973,6 +974,7 @@ class _StateBook:
                 ),
             )
             ToolListVersion.objects.filter(which, replaced_at__isnull=True).update(replaced_at=self.now)
+            _trim_versions(sorted({hc_id for hc_id, _ in self.replaced_versions}))
 
     def _follow_tool_versions(self, check: _LockedCheck, outcome: ProbeOutcome) -> None:
         """Make the outcome's tool list, details included, the check's current version when it differs."""
@@ -1072,6 +1074,23 @@ def stale_after(healthcheck: Healthcheck | _LockedCheck) -> timedelta:
 
 # A region without a state row: pending, as the rules read it.
 _NO_RESULT = RegionVote(status=Status.PENDING, last_result_at=None)
+
+
+def _trim_versions(healthcheck_ids: Sequence[int]) -> None:
+    """Delete each check's replaced versions past the newest MAX_REPLACED_VERSIONS.
+
+    A server that rewords its tools on every run (a timestamp in a description) would otherwise
+    store up to a whole capped list per result until the retention prunes it. Run only when a
+    list was replaced: a query per such check.
+    """
+    for hc_id in healthcheck_ids:
+        stale = list(
+            ToolListVersion.objects.filter(healthcheck_id=hc_id, replaced_at__isnull=False)
+            .order_by("-replaced_at", "-id")
+            .values_list("id", flat=True)[MAX_REPLACED_VERSIONS:]
+        )
+        if stale:
+            ToolListVersion.objects.filter(id__in=stale).delete()
 
 
 def _version_tool(tool: ToolInfo) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from monitors.models import ToolChange, ToolListVersion
+from monitors.models import MAX_REPLACED_VERSIONS, ToolChange, ToolListVersion
 from monitors.selectors import tool_list_latest, tool_lists_latest
 from monitors.services import healthcheck_create, outcomes_record, results_prune
 from monitors.services.recording import RunResult, storable_outcome
@@ -240,3 +240,18 @@ def test_pruning_deletes_versions_replaced_before_the_retention_and_keeps_the_cu
     results_prune(now=SLOT + timedelta(days=400))
 
     assert versions(check) == [(tool_details_digest(reworded()), None)]
+
+
+def test_a_server_that_rewords_its_tools_every_run_keeps_only_the_newest_replaced_versions(check):
+    runs = [
+        listing((ToolInfo("t", description=f"Answer number {index}."),))
+        for index in range(MAX_REPLACED_VERSIONS + 5)
+    ]
+
+    for index, outcome in enumerate(runs):
+        record(check, outcome, slot=SLOT + index * timedelta(hours=1))
+
+    kept = ToolListVersion.objects.filter(healthcheck=check)
+    assert kept.count() == MAX_REPLACED_VERSIONS + 1
+    assert kept.get(replaced_at__isnull=True).digest == runs[-1].tool_details_digest
+    assert not kept.filter(digest=runs[0].tool_details_digest).exists()
