@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from probe_support import mcp, run
 
+from probes.jsonrpc import MAX_JSON_DEPTH
 from probes.mcp import tool_details_digest, tool_digest
 from probes.mcp.tools import (
     MAX_TOOL_DESCRIPTION,
@@ -222,3 +223,17 @@ def test_storable_tool_cleans_schema_strings_inside_the_json():
 )
 def test_storable_json_keeps_json_values_and_cleans_the_rest(value, expected):
     assert storable_json(value) == expected
+
+
+def test_a_schema_nested_as_deep_as_a_check_reads_is_kept_whole(server):
+    # The answer nests 4 levels around the schema (the message, result, tools, the tool), and
+    # each wrap below adds 2 (the schema and its properties): 4 + 1 + 2 × 29 = 63 levels.
+    schema: dict[str, Any] = {"type": "object"}
+    for _ in range((MAX_JSON_DEPTH - 5) // 2):
+        schema = {"type": "object", "properties": {"x": schema}}
+    server.tools = [{"name": "deep", "inputSchema": schema}]
+
+    outcome = run(mcp())
+
+    assert outcome.status is Status.UP, outcome.reason
+    assert json.loads(outcome.tools[0].input_schema or "") == schema
