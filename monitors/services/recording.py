@@ -53,7 +53,13 @@ from monitors.rules import (
     tool_diff,
 )
 from monitors.selectors import maintenance_covering
-from probes.mcp.tools import MAX_TOOL_DESCRIPTION, MAX_TOOL_DETAILS, MAX_TOOL_SCHEMA, storable_tool
+from probes.mcp.tools import (
+    MAX_TOOL_DESCRIPTION,
+    MAX_TOOL_DETAILS,
+    MAX_TOOL_SCHEMA,
+    DetailsBudget,
+    storable_tool,
+)
 from probes.text import is_storable, storable
 from probes.types import FailureKind, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo
 
@@ -333,7 +339,7 @@ def storable_outcome(outcome: ProbeOutcome) -> ProbeOutcome:
         if outcome.signin_server is None
         else storable(outcome.signin_server, _SIGNIN_SERVER),
         tool_digest=None if outcome.tool_digest is None else storable(outcome.tool_digest, _DIGEST),
-        tools=tuple(_storable_tool(tool) for tool in tools[:MAX_STORED_TOOLS]),
+        tools=_storable_tools(tools[:MAX_STORED_TOOLS]),
         missing_tools=tuple(
             storable(name, MAX_TOOL_NAME) for name in outcome.missing_tools[:MAX_STORED_TOOLS]
         ),
@@ -350,6 +356,19 @@ def _details_fit(tools: Sequence[ToolInfo]) -> bool:
         and all(len(tool.description or "") <= MAX_TOOL_DESCRIPTION for tool in tools)
         and all(len(tool.input_schema or "") <= MAX_TOOL_SCHEMA for tool in tools)
     )
+
+
+def _storable_tools(tools: Sequence[ToolInfo]) -> tuple[ToolInfo, ...]:
+    """Return the tools made storable, within the engine's caps per tool and per list."""
+    budget = DetailsBudget()
+    kept = []
+    for tool in map(_storable_tool, tools):
+        if not budget.take(len(tool.description or "") + len(tool.input_schema or "")):
+            tool = dataclasses.replace(
+                tool, description=None, input_schema=None, description_kept=False, schema_kept=False
+            )
+        kept.append(tool)
+    return tuple(kept)
 
 
 def _storable_tool(tool: ToolInfo) -> ToolInfo:

@@ -15,7 +15,7 @@ from monitors.services import healthcheck_create, outcomes_record, results_prune
 from monitors.services.recording import RunResult, storable_outcome
 from probes.checks.mcp import MCP
 from probes.mcp import tool_details_digest, tool_digest
-from probes.mcp.tools import MAX_TOOL_SCHEMA
+from probes.mcp.tools import MAX_TOOL_DETAILS, MAX_TOOL_SCHEMA
 from probes.text import REPLACEMENT
 from probes.types import Access, FailureKind, ProbeOutcome, ServerInfo, Status, Timings, ToolInfo
 
@@ -255,3 +255,15 @@ def test_a_server_that_rewords_its_tools_every_run_keeps_only_the_newest_replace
     assert kept.count() == MAX_REPLACED_VERSIONS + 1
     assert kept.get(replaced_at__isnull=True).digest == runs[-1].tool_details_digest
     assert not kept.filter(digest=runs[0].tool_details_digest).exists()
+
+
+def test_details_past_the_list_cap_are_dropped_before_storage():
+    schema = json.dumps({"d": "x" * (MAX_TOOL_SCHEMA - 100)})
+    many = tuple(ToolInfo(f"t{index}", input_schema=schema) for index in range(40))
+
+    stored = storable_outcome(listing(many)).tools
+
+    assert sum(len(tool.input_schema or "") for tool in stored) <= MAX_TOOL_DETAILS
+    assert [tool.name for tool in stored] == [tool.name for tool in many]
+    assert stored[0].schema_kept
+    assert not stored[-1].schema_kept
