@@ -187,11 +187,16 @@ class ResourceMetadata:
 
 @dataclass(frozen=True, slots=True)
 class VerifiedQuote:
-    """A quote from the publisher's page stating free or freemium access, and when it was last found there."""
+    """A quote from the publisher's page stating free or freemium access, and when it was last found there.
+
+    ``checked_at`` is when Uptimy last fetched the page (the result's date; a fetch that no longer
+    finds the quote leaves ``last_found_at`` behind); None means at ``last_found_at``.
+    """
 
     url: str
     quote: str
     last_found_at: datetime
+    checked_at: datetime | None = None
 
 
 class ListingSource(StrEnum):
@@ -485,12 +490,11 @@ def free_tier_cited(quote: VerifiedQuote | None, *, now: datetime) -> CheckResul
     if quote is None:
         return _failed(12, None, "No quote from the publisher states free access")
     evidence = {"url": quote.url, "quote": quote.quote, "last_found_at": quote.last_found_at.isoformat()}
+    checked = quote.checked_at or quote.last_found_at
     age = now - quote.last_found_at
     if age > QUOTE_MAX_AGE:
-        return _failed(
-            12, quote.last_found_at, f"The quote was last found {age.days} days ago, over 90", **evidence
-        )
-    return _passed(12, quote.last_found_at, "The publisher's page states free access", **evidence)
+        return _failed(12, checked, f"The quote was last found {age.days} days ago, over 90", **evidence)
+    return _passed(12, checked, "The publisher's page states free access", **evidence)
 
 
 def _tools_unmeasured(number: int, tools: ToolList | None) -> CheckResult | None:

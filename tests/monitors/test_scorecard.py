@@ -635,3 +635,12 @@ def test_a_healthy_remote_server_passes_what_its_evidence_shows():
     ]
     assert (card.passed, card.total) == (20, 22)
     assert [r.number for r in card.results] == list(range(1, 23))
+
+
+def test_a_free_tier_result_is_dated_by_the_last_fetch_of_the_page():
+    quote = VerifiedQuote("https://example.com/pricing", "Free plan", NOW - timedelta(days=40), checked_at=AT)
+
+    result = sc.free_tier_cited(quote, now=NOW)
+
+    assert (result.verdict, result.observed_at) == (P, AT)
+    assert not sc.is_outdated(result, now=NOW)
