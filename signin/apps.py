@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+
+
+class SigninConfig(AppConfig):
+    """Sign-in from an assistant: Uptimy as the OAuth 2.1 authorization server of its MCP server."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "signin"
+    verbose_name = "Sign-in from an assistant"
