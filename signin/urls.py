@@ -17,7 +17,7 @@ well_known_urlpatterns = [
 
 oauth_urlpatterns = [
     path("authorize/", views.ConsentView.as_view(), name="authorize"),
-    path("token/", toolkit.TokenView.as_view(), name="token"),
+    path("token/", views.JsonTokenView.as_view(), name="token"),
     path("revoke/", toolkit.RevokeTokenView.as_view(), name="revoke"),
     path("register/", views.register, name="register"),
 ]

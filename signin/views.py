@@ -18,7 +18,7 @@ from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
 from oauth2_provider.models import get_application_model
 from oauth2_provider.scopes import get_scopes_backend
-from oauth2_provider.views import AuthorizationView
+from oauth2_provider.views import AuthorizationView, TokenView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from monitors.models import Membership
@@ -233,3 +233,18 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
         ) or context.get("redirect_uri", "")
         context["redirect_host"] = urlsplit(redirect_uri or "").netloc
         return context  # type: ignore[no-any-return]
+
+
+class JsonTokenView(TokenView):  # type: ignore[misc]  # django-oauth-toolkit is untyped
+    """The toolkit's token endpoint, its error answers labelled as the JSON they are.
+
+    The toolkit raises an RFC 8707 refusal (invalid_target) as an oauthlib error without headers,
+    so its JSON body went out as text/html; RFC 6749 §5.2 says application/json.
+    """
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        response = super().post(request, *args, **kwargs)
+        if response.get("Content-Type", "").startswith("text/html") and response.content.startswith(b"{"):
+            response["Content-Type"] = "application/json"
+            response["Cache-Control"] = "no-store"
+        return response  # type: ignore[no-any-return]

@@ -395,6 +395,10 @@ LOGGING = {
         # A report's PDF: WeasyPrint logs each layout step and fontTools every glyph it keeps, at INFO.
         "weasyprint": {"level": "WARNING"},
         "fontTools": {"level": "WARNING"},
+        # Sign-in: the toolkit logs the redirect URL (with the authorization code) and oauthlib the
+        # request bodies (with tokens and secrets) at DEBUG; they never reach a log.
+        "oauth2_provider": {"level": "WARNING"},
+        "oauthlib": {"level": "WARNING"},
     },
 }
 
