@@ -7,3 +7,8 @@ class SigninConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "signin"
     verbose_name = "Sign-in from an assistant"
+
+    def ready(self) -> None:
+        # Register the tasks in every process, the embedded worker's included: it runs each beat
+        # entry by task name, and monitors (below signin) must not import them.
+        from signin import tasks  # noqa: F401

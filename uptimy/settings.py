@@ -171,6 +171,7 @@ CELERY_TASK_ROUTES = {
     "statuspages.draft_incidents": {"queue": "default"},
     "statuspages.notify_subscribers": {"queue": "default"},
     "statuspages.tidy_subscribers": {"queue": "default"},
+    "signin.clear_expired_tokens": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -212,6 +213,12 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "draft-incidents": {"task": "statuspages.draft_incidents", "schedule": UPTIMY_TICK_SECONDS},
     "notify-subscribers": {"task": "statuspages.notify_subscribers", "schedule": UPTIMY_TICK_SECONDS},
     "tidy-subscribers": {"task": "statuspages.tidy_subscribers", "schedule": 3600.0},
+    # Sign-in's spent tokens and codes (the toolkit's clear_expired): without it each refresh leaves rows behind.
+    "clear-expired-tokens": {
+        "task": "signin.clear_expired_tokens",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    },
     # Hourly, not a crontab on the 1st: the task sends last month's report once per organization
     # (MonthlyReportSent), so a run on the 1st sends it and a process down that day catches up.
     "send-monthly-reports": {

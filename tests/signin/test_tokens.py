@@ -148,3 +148,21 @@ def test_no_code_token_or_secret_reaches_a_log(caplog, register, consent, browse
 
     for secret in (code, tokens["access_token"], tokens["refresh_token"], assistant.verifier):
         assert secret not in caplog.text
+
+
+def test_the_hourly_task_clears_expired_tokens_and_their_organizations(sign_in, org, settings):
+    from signin.models import AccessTokenOrganization
+    from signin.tasks import clear_expired_tokens
+
+    kept = sign_in(org)["access_token"]
+    dormant = hashed(sign_in(org)["access_token"])
+    # Expired longer ago than a refresh token lasts unused: the pair is spent.
+    dormant.expires = timezone.now() - timedelta(seconds=settings.UPTIMY_OAUTH_REFRESH_TOKEN_SECONDS + 60)
+    dormant.save()
+
+    clear_expired_tokens()
+
+    assert oauth_grant(kept, resource=RESOURCE) is not None
+    assert not get_access_token_model().objects.filter(pk=dormant.pk).exists()
+    assert AccessTokenOrganization.objects.count() == 1
+    assert settings.CELERY_BEAT_SCHEDULE["clear-expired-tokens"]["task"] == "signin.clear_expired_tokens"
