@@ -231,8 +231,18 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
         redirect_uri = (
             form.data.get("redirect_uri") if form is not None and form.is_bound else None
         ) or context.get("redirect_uri", "")
-        context["redirect_host"] = urlsplit(redirect_uri or "").netloc
+        redirect = urlsplit(redirect_uri or "")
+        context["redirect_host"] = redirect.netloc
+        context["redirect_origin"] = f"{redirect.scheme}://{redirect.netloc}" if redirect.netloc else ""
         return context  # type: ignore[no-any-return]
+
+    def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
+        response = super().render_to_response(context, **kwargs)
+        if context.get("redirect_origin"):
+            # The web app's policy lets forms go to this origin only, and browsers apply form-action
+            # to the redirect that answers the post: the assistant's redirect URI must be allowed too.
+            response._csp_update = {"form-action": [context["redirect_origin"]]}
+        return response  # type: ignore[no-any-return]
 
 
 class JsonTokenView(TokenView):  # type: ignore[misc]  # django-oauth-toolkit is untyped

@@ -25,6 +25,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.urls import include, path
+from django.views.decorators.csrf import csrf_exempt
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import (
     AuthorizationCodeResult,
@@ -35,6 +36,9 @@ from mcp.shared.auth import (
 
 from monitors.models import Membership
 from monitors.services import membership_add
+from probes.checks.mcp import McpConfig
+from probes.runner import ProbeEnv, run_check_sync
+from probes.types import Access
 from signin.discovery import RESOURCE_METADATA_PATH, mcp_resource, public_base
 from signin.tokens import oauth_grant
 
@@ -42,6 +46,7 @@ PASSWORD = "a-long-test-password-42"
 CALLBACK = "http://127.0.0.1:45871/callback"
 
 
+@csrf_exempt
 def stand_in_mcp(request: HttpRequest) -> HttpResponse:
     """Answer as the MCP endpoint will: the RFC 9728 challenge without a good token, the grant with one."""
     base = public_base(request)
@@ -221,3 +226,15 @@ def test_a_viewer_grants_the_sdk_read_only_and_its_token_is_refused_for_another_
     assert answer.json()["scopes"] == ["read"]
     assert storage.tokens is not None
     assert oauth_grant(storage.tokens.access_token, resource=re.sub(r":\d+", ":1", base) + "/mcp") is None
+
+
+@pytest.mark.urls(__name__)
+def test_uptimys_own_mcp_check_finds_the_sign_in_with_no_warning_but_plain_http(base):
+    # The check engine's discovery (probes/oauth.py) is stricter than the SDK: exact resource and
+    # issuer, S256 advertised, a registration endpoint. Uptimy's own documents pass it cleanly.
+    outcome = run_check_sync(McpConfig(uri=base + "/mcp", timeout=20.0), ProbeEnv(allow_private=True))
+
+    assert outcome.access is Access.OAUTH
+    assert outcome.signin_server == base
+    # The live server speaks plain http, which the engine rightly notes; nothing else.
+    assert [w for w in outcome.warnings if not w.endswith("is not https")] == []
