@@ -13,6 +13,7 @@ from typing import Any
 
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2 import Server
+from oauthlib.oauth2.rfc6749 import errors
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 
 from monitors.models import Membership
@@ -37,8 +38,12 @@ class OrganizationValidator(OAuth2Validator):  # type: ignore[misc]  # django-oa
     def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
         organization_id = getattr(request, ORGANIZATION_ATTRIBUTE, None)
         if organization_id is None:
-            # Only the consent screen issues codes, and it always names the organization.
-            raise RuntimeError("An authorization code needs the organization chosen on the consent screen")
+            # Only an Allow on the consent screen names the organization; a client an admin marked
+            # "skip authorization" in the toolkit's admin gets an error instead of a code.
+            raise errors.AccessDeniedError(
+                description="Uptimy grants access for one organization, chosen on its consent screen.",
+                request=request,
+            )
         grant = super()._create_authorization_code(request, code, expires)
         GrantOrganization.objects.create(grant=grant, organization_id=organization_id)
         return grant

@@ -130,6 +130,11 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
     _granted: tuple[int, str, list[str]] | None = None
 
     def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if "approval_prompt" in request.GET:
+            # The toolkit skips the screen on approval_prompt=auto when an earlier token covers
+            # the scopes; Uptimy asks every time, as the organization is chosen there.
+            request.GET = request.GET.copy()
+            request.GET.pop("approval_prompt")
         base = public_base(request)
         foreign = [r for r in request.GET.getlist("resource") if canonical_resource(r, base) is None]
         if not foreign:
@@ -170,9 +175,14 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
         chosen = self._membership(form.cleaned_data.get("organization") or "")
         if chosen is None:
             return "Choose one of your organizations."
-        scopes = granted_scopes(form.cleaned_data["scope"].split(), chosen.role)
+        asked_scopes = form.cleaned_data["scope"].split()
+        scopes = granted_scopes(asked_scopes, chosen.role)
         if not scopes:
-            return f"As a viewer of {chosen.organization.name} you can grant read only, and this assistant asked for write alone."
+            grantable = " and ".join(sorted(grantable_scopes(chosen.role)))
+            return (
+                f"As {chosen.role} of {chosen.organization.name} you can grant {grantable} only, "
+                f"and this assistant asked for {' '.join(asked_scopes)}."
+            )
         base = public_base(self.request)
         asked = form.cleaned_data.get("resource", "").split() or [mcp_resource(base)]
         resources = {canonical_resource(resource, base) for resource in asked}
@@ -215,15 +225,7 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
             context["scopes"] = [s for s in form.data.get("scope", "").split() if s in ("read", "write")]
         all_scopes = get_scopes_backend().get_all_scopes()
         context["scope_rows"] = [(scope, all_scopes.get(scope, "")) for scope in context.get("scopes", [])]
-        context["organizations"] = [
-            {
-                "public_id": str(m.organization.public_id),
-                "name": m.organization.name,
-                "role": m.role,
-                "read_only": "write" not in grantable_scopes(m.role),
-            }
-            for m in memberships
-        ]
+        context["organizations"] = [_organization_choice(m) for m in memberships]
         chosen = form.data.get("organization") if form is not None and form.is_bound else None
         context["chosen_organization"] = chosen or (
             context["organizations"][0]["public_id"] if memberships else None
@@ -243,6 +245,16 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
             # to the redirect that answers the post: the assistant's redirect URI must be allowed too.
             response._csp_update = {"form-action": [context["redirect_origin"]]}
         return response  # type: ignore[no-any-return]
+
+
+def _organization_choice(membership: Membership) -> dict[str, Any]:
+    """Return one option of the consent screen's organization list."""
+    return {
+        "public_id": str(membership.organization.public_id),
+        "name": membership.organization.name,
+        "role": membership.role,
+        "read_only": "write" not in grantable_scopes(membership.role),
+    }
 
 
 class JsonTokenView(TokenView):  # type: ignore[misc]  # django-oauth-toolkit is untyped

@@ -189,3 +189,25 @@ def test_the_screen_cannot_be_framed(browser, register):
 
     assert response["X-Frame-Options"] == "DENY"
     assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
+
+
+def test_approval_prompt_auto_still_shows_the_screen(sign_in, browser, register, org):
+    sign_in(org)  # an earlier token with the same scopes, which the toolkit alone would reuse
+    assistant = register(browser)
+
+    response = browser.get(assistant.authorize_url(approval_prompt="auto"))
+
+    assert response.status_code == 200
+    assert b"to use Uptimy?" in response.content
+
+
+def test_a_client_marked_to_skip_the_screen_gets_an_error_not_a_code(browser, register):
+    from oauth2_provider.models import get_application_model
+
+    assistant = register(browser)
+    get_application_model().objects.filter(client_id=assistant.client_id).update(skip_authorization=True)
+
+    answer = redirect_params(browser.get(assistant.authorize_url()))
+
+    assert answer["error"] == "access_denied"
+    assert "code" not in answer
