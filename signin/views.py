@@ -133,8 +133,9 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
         if "approval_prompt" in request.GET:
             # The toolkit skips the screen on approval_prompt=auto when an earlier token covers
             # the scopes; Uptimy asks every time, as the organization is chosen there.
-            request.GET = request.GET.copy()
-            request.GET.pop("approval_prompt")
+            query = request.GET.copy()
+            query.pop("approval_prompt")
+            request.GET = query  # type: ignore[assignment]  # django-stubs types GET as immutable
         base = public_base(request)
         foreign = [r for r in request.GET.getlist("resource") if canonical_resource(r, base) is None]
         if not foreign:
