@@ -74,7 +74,6 @@ def authorization_server_metadata(base: str) -> dict[str, Any]:
         # RFC 9207: every answer to the client's redirect URI carries iss, against mix-up attacks.
         "authorization_response_iss_parameter_supported": True,
         "client_id_metadata_document_supported": False,
-        "service_documentation": base + "/api/v1/docs/",
     }
 
 

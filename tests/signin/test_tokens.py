@@ -166,3 +166,11 @@ def test_the_hourly_task_clears_expired_tokens_and_their_organizations(sign_in, 
     assert not get_access_token_model().objects.filter(pk=dormant.pk).exists()
     assert AccessTokenOrganization.objects.count() == 1
     assert settings.CELERY_BEAT_SCHEDULE["clear-expired-tokens"]["task"] == "signin.clear_expired_tokens"
+
+
+def test_a_lookup_reads_two_queries(sign_in, org, django_assert_num_queries):
+    # The MCP endpoint calls this on every request: the token with its user and organization, then the role.
+    token = sign_in(org)["access_token"]
+
+    with django_assert_num_queries(2):
+        assert oauth_grant(token, resource=RESOURCE) is not None
