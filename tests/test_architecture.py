@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("probes", "monitors", "alerts", "statuspages", "reports", "web", "uptimy")
+PACKAGES = ("probes", "monitors", "alerts", "statuspages", "reports", "signin", "web", "uptimy")
 FLOORS = "Floors"
 PURE = "The check engine (probes) is pure"
 PURE_MAINTENANCE = "The maintenance-window rules are pure"
@@ -128,6 +128,10 @@ def test_the_tree_keeps_every_contract(tree):
         ("statuspages/render/bars.py", "import monitors.models", [PAGES]),
         ("reports/render/report.py", "import django.template", [REPORTS]),
         ("reports/__init__.py", "import alerts", [FLOORS]),
+        # Sign-in stands beside alerts, status pages and reports: it reads monitors, nothing above or beside.
+        ("signin/tokens.py", "import alerts", [FLOORS]),
+        ("signin/views.py", "import web.access", [FLOORS]),
+        ("monitors/selectors.py", "import signin.tokens", [FLOORS]),
         ("statuspages/selectors.py", "import reports.models", [FLOORS]),
         # uptimyctl is a client of the API: Django, the ORM or the server's settings break it.
         ("uptimy/ctl/plan.py", "import monitors.models", [CTL]),

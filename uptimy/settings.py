@@ -78,6 +78,8 @@ INSTALLED_APPS = [
     "statuspages",
     "reports",
     "web",
+    "oauth2_provider",
+    "signin",
 ]
 
 MIDDLEWARE = [
@@ -169,6 +171,7 @@ CELERY_TASK_ROUTES = {
     "statuspages.draft_incidents": {"queue": "default"},
     "statuspages.notify_subscribers": {"queue": "default"},
     "statuspages.tidy_subscribers": {"queue": "default"},
+    "signin.clear_expired_tokens": {"queue": "default"},
 }
 # A message a dead worker held comes back after this long; keep it short (rechecks wait
 # seconds, batches end within their checks' timeouts) so a killed worker delays, never loses.
@@ -210,6 +213,12 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "draft-incidents": {"task": "statuspages.draft_incidents", "schedule": UPTIMY_TICK_SECONDS},
     "notify-subscribers": {"task": "statuspages.notify_subscribers", "schedule": UPTIMY_TICK_SECONDS},
     "tidy-subscribers": {"task": "statuspages.tidy_subscribers", "schedule": 3600.0},
+    # Sign-in's spent tokens and codes (the toolkit's clear_expired): without it each refresh leaves rows behind.
+    "clear-expired-tokens": {
+        "task": "signin.clear_expired_tokens",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    },
     # Hourly, not a crontab on the 1st: the task sends last month's report once per organization
     # (MonthlyReportSent), so a run on the 1st sends it and a process down that day catches up.
     "send-monthly-reports": {
@@ -247,6 +256,51 @@ UPTIMY_NOTICE_SEND_TIMEOUT: float = env.float("UPTIMY_NOTICE_SEND_TIMEOUT", defa
 UPTIMY_PUBLIC_URL: str = env.str(
     "UPTIMY_PUBLIC_URL", default=f"http://127.0.0.1:{env.int('PORT', default=8000)}"
 )
+
+# Sign-in from an assistant (signin/): Uptimy is the OAuth 2.1 authorization server of its MCP
+# server, through django-oauth-toolkit. Access tokens are short so a revoked membership or a
+# demoted role stops an assistant soon; refresh tokens rotate on each use and last this long unused.
+UPTIMY_OAUTH_ACCESS_TOKEN_SECONDS: int = env.int("UPTIMY_OAUTH_ACCESS_TOKEN_SECONDS", default=3600)
+UPTIMY_OAUTH_REFRESH_TOKEN_SECONDS: int = env.int("UPTIMY_OAUTH_REFRESH_TOKEN_SECONDS", default=30 * 86400)
+# Client registrations (RFC 7591) allowed per client address per hour: registration is open to
+# anyone, as assistants register themselves before their user signs in.
+UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR: int = env.int("UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR", default=20)
+# The toolkit's own models, named here because migrations that point at them (signin's) resolve
+# these settings by name.
+OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
+OAUTH2_PROVIDER_ACCESS_TOKEN_MODEL = "oauth2_provider.AccessToken"
+OAUTH2_PROVIDER_REFRESH_TOKEN_MODEL = "oauth2_provider.RefreshToken"
+OAUTH2_PROVIDER_GRANT_MODEL = "oauth2_provider.Grant"
+OAUTH2_PROVIDER_ID_TOKEN_MODEL = "oauth2_provider.IDToken"
+OAUTH2_PROVIDER = {
+    "SCOPES": {
+        "read": "See your organization's healthchecks, their results and incidents.",
+        "write": "Add, pause and resume healthchecks in your organization.",
+    },
+    # A client that names no scope gets read: writing is asked for, never assumed.
+    "DEFAULT_SCOPES": ["read"],
+    "ACCESS_TOKEN_EXPIRE_SECONDS": UPTIMY_OAUTH_ACCESS_TOKEN_SECONDS,
+    "REFRESH_TOKEN_EXPIRE_SECONDS": UPTIMY_OAUTH_REFRESH_TOKEN_SECONDS,
+    "AUTHORIZATION_CODE_EXPIRE_SECONDS": 60,
+    "ROTATE_REFRESH_TOKEN": True,
+    # A refresh token used twice revokes its whole family: a stolen copy stops working for both.
+    "REFRESH_TOKEN_REUSE_PROTECTION": True,
+    "PKCE_REQUIRED": True,
+    # S256 only: the server refuses "plain" (and a challenge without a method) at the authorize step.
+    "OAUTH2_SERVER_CLASS": "signin.oauth.S256Server",
+    "OAUTH2_VALIDATOR_CLASS": "signin.oauth.OrganizationValidator",
+    # RFC 9700 (OAuth security BCP): no implicit or password grants, tokens hashed at rest,
+    # no tokens in query strings, exact redirect URI matching.
+    "COMPLIANT_BCP_RFC9700_IMPLICIT_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PASSWORD_GRANT": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_METHOD": True,
+    "COMPLIANT_BCP_RFC9700_ACCESS_TOKEN_TRANSPORT": True,
+    "COMPLIANT_BCP_RFC9700_TOKEN_STORAGE": True,
+    "COMPLIANT_BCP_RFC9700_REFRESH_TOKEN": True,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_SCHEME": True,
+    "COMPLIANT_BCP_RFC9700_REDIRECT_URI_MATCHING": True,
+    "COMPLIANT_BCP_RFC9700_PKCE_REQUIRED": True,
+}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -348,6 +402,10 @@ LOGGING = {
         # A report's PDF: WeasyPrint logs each layout step and fontTools every glyph it keeps, at INFO.
         "weasyprint": {"level": "WARNING"},
         "fontTools": {"level": "WARNING"},
+        # Sign-in: the toolkit logs the redirect URL (with the authorization code) and oauthlib the
+        # request bodies (with tokens and secrets) at DEBUG; they never reach a log.
+        "oauth2_provider": {"level": "WARNING"},
+        "oauthlib": {"level": "WARNING"},
     },
 }
 

@@ -1,9 +1,10 @@
-"""Mount every app's routes: the health endpoint, the metrics, the admin, the REST API, the web app, the status pages and the reports."""
+"""Mount every app's routes: the health endpoint, the metrics, the admin, sign-in, the REST API, the web app, the status pages and the reports."""
 
 from django.contrib import admin
 from django.urls import include, path
 
 from monitors.views import healthz
+from signin.urls import oauth_urlpatterns, well_known_urlpatterns
 from uptimy.home import home
 from uptimy.metrics import metrics
 
@@ -11,6 +12,9 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
+    # Sign-in from an assistant: RFC 8414 and RFC 9728 fix the well-known paths at the root.
+    path("", include((well_known_urlpatterns, "signin"), namespace="signin-well-known")),
+    path("oauth/", include((oauth_urlpatterns, "signin"), namespace="signin")),
     path("api/v1/status-pages/", include("statuspages.api.urls")),
     path("api/v1/reports/", include("reports.api.urls")),
     path("api/v1/", include("monitors.api.urls")),

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponseBase
 
 
 class WebContentSecurityPolicy(CSPMiddleware):
-    """Apply django-csp's policy to the web app's pages (the ``web`` URL namespace) only.
+    """Apply django-csp's policy to the web app's pages (the ``web`` URL namespace) and sign-in's consent screen (``signin``) only.
 
     The API's docs page (drf-spectacular's Swagger UI) loads its scripts from a CDN and starts
     them inline; the admin and the status pages have policies of their own to make. The web
@@ -16,6 +16,6 @@ class WebContentSecurityPolicy(CSPMiddleware):
 
     def process_response(self, request: HttpRequest, response: HttpResponseBase) -> HttpResponseBase:
         match = getattr(request, "resolver_match", None)
-        if match is None or "web" not in match.namespaces:
+        if match is None or not {"web", "signin"} & set(match.namespaces):
             return response
         return super().process_response(request, response)
