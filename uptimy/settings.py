@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "statuspages",
     "reports",
     "web",
+    "mcpserver",
 ]
 
 MIDDLEWARE = [
@@ -348,6 +349,8 @@ LOGGING = {
         # A report's PDF: WeasyPrint logs each layout step and fontTools every glyph it keeps, at INFO.
         "weasyprint": {"level": "WARNING"},
         "fontTools": {"level": "WARNING"},
+        # The MCP SDK logs every stateless request's end at INFO ("Terminating session: None").
+        "mcp": {"level": "WARNING"},
     },
 }
 
