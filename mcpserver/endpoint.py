@@ -40,6 +40,15 @@ def resource_metadata_url(base: str) -> str:
     return f"{base}{METADATA_PATH}{PATH}"
 
 
+def _allowed_origin(origin: str) -> bool:
+    """Return whether a browser's Origin is one of this server's own hosts (ALLOWED_HOSTS)."""
+    try:
+        domain = (urlsplit(origin).hostname or "").lower()
+    except ValueError:
+        return False
+    return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
+
+
 def _grant(authorization: str | None, resource: str) -> Grant | None:
     # Django's request cycle closes stale connections around each request; this thread is not in one.
     close_old_connections()
@@ -67,11 +76,27 @@ class McpEndpoint:
         if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
             await _answer(send, 400, {"detail": f"This server does not answer for the host {host!r}."})
             return
+        origin = headers.get("origin")
+        if origin is not None and not _allowed_origin(origin):
+            # DNS rebinding (MCP's transport spec: servers MUST validate Origin): a page elsewhere
+            # whose name now points here sends its own Origin; the Host may already look like ours.
+            await _answer(send, 403, {"detail": f"Requests from the origin {origin!r} are not accepted."})
+            return
         base = public_base(scope.get("scheme", "http"), host)
         authorization = headers.get("authorization")
         grant = await sync_to_async(_grant, thread_sensitive=False)(authorization, f"{base}{PATH}")
         if grant is None:
             await _unauthorized(send, base, given=bool(authorization))
+            return
+        if scope["method"] == "GET":
+            # Stateless: no server-initiated messages, so no stream to open (the spec allows the 405);
+            # an idle stream would only hold a connection until a restart's graceful timeout.
+            await _answer(
+                send,
+                405,
+                {"detail": "This server sends no stream on GET; POST JSON-RPC messages."},
+                extra=[(b"allow", b"POST, DELETE")],
+            )
             return
         await self.sdk_app({**scope, GRANT_KEY: grant}, receive, send)
 
