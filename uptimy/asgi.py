@@ -11,6 +11,10 @@ from django.core.asgi import get_asgi_application
 from starlette.types import Receive, Scope, Send
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uptimy.settings")
+# Django under ASGI runs each request's sync code on a thread of its own, so a persistent
+# connection would stay with a thread that is gone (Django's docs: disable persistent connections
+# under ASGI). Only this process: Celery's workers and the embedded worker keep theirs.
+os.environ.setdefault("CONN_MAX_AGE", "0")
 django_application = get_asgi_application()
 
 # After Django's set-up: the MCP server's tools import the apps' models.
