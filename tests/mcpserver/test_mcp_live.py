@@ -245,3 +245,15 @@ def test_the_rest_api_answers_the_key_on_the_same_port(live_uptimy):
 
 def test_serve_announces_the_mcp_endpoint(live_uptimy):
     assert f"MCP server: {live_uptimy.mcp_url} (Authorization: Bearer <API key>)" in live_uptimy.output()
+
+
+def test_ten_thousand_monitors_in_one_call_are_refused_and_nothing_is_added(live_uptimy):
+    _, before = call(live_uptimy, "list_monitors", {})
+    many = [{"url": f"https://mcp{n}.example.com/mcp"} for n in range(10_000)]
+
+    failed, words = call(live_uptimy, "add_monitors", {"monitors": many})
+
+    assert failed
+    assert "add_monitors adds at most 100 monitors a call; this call has 10,000. Nothing was added" in words
+    _, after = call(live_uptimy, "list_monitors", {})
+    assert after["total"] == before["total"]
