@@ -74,13 +74,15 @@ class McpEndpoint:
         host = headers.get("host", "")
         domain, _ = split_domain_port(host)
         if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
-            await _answer(send, 400, {"detail": f"This server does not answer for the host {host!r}."})
+            await _answer(send, 400, {"detail": f"This server does not answer for the host {host[:200]!r}."})
             return
         origin = headers.get("origin")
         if origin is not None and not _allowed_origin(origin):
             # DNS rebinding (MCP's transport spec: servers MUST validate Origin): a page elsewhere
             # whose name now points here sends its own Origin; the Host may already look like ours.
-            await _answer(send, 403, {"detail": f"Requests from the origin {origin!r} are not accepted."})
+            await _answer(
+                send, 403, {"detail": f"Requests from the origin {origin[:200]!r} are not accepted."}
+            )
             return
         base = public_base(scope.get("scheme", "http"), host)
         authorization = headers.get("authorization")
@@ -95,7 +97,7 @@ class McpEndpoint:
                 send,
                 405,
                 {"detail": "This server sends no stream on GET; POST JSON-RPC messages."},
-                extra=[(b"allow", b"POST, DELETE")],
+                extra=[(b"allow", b"POST")],
             )
             return
         await self.sdk_app({**scope, GRANT_KEY: grant}, receive, send)

@@ -30,6 +30,7 @@ from monitors.worker.manual import run_once
 from probes.checks import check_kind
 from probes.config import ConfigError
 from probes.netguard import parse_ip, refusal
+from probes.types import Status
 
 # One call adds at most this many: a list this long is a script's work (uptimyctl), not a chat's.
 MAX_MONITORS_PER_CALL = 100
@@ -234,6 +235,9 @@ def list_monitors(grant: Grant, *, status: str | None, limit: int, base_url: str
     organization = organization_of(grant)
     queryset = selectors.healthchecks_of(organization=organization).order_by("-created_at", "-id")
     if status:
+        statuses = [known.value for known in Status]
+        if status not in statuses:
+            raise Refused(f"status must be one of {', '.join(statuses)}; not {status[:50]!r}.")
         queryset = queryset.filter(status=status)
     limit = max(1, min(limit, MAX_LISTED))
     total = queryset.count()

@@ -112,7 +112,7 @@ def test_get_opens_no_stream_and_says_405(live_uptimy):
         headers={"Accept": "text/event-stream", "Authorization": f"Bearer {live_uptimy.key}"},
     )
 
-    assert answer.status_code == 405
+    assert (answer.status_code, answer.headers["allow"]) == (405, "POST")
 
 
 # --- the tools, through the SDK client -------------------------------------------------------------

@@ -220,6 +220,16 @@ def test_list_monitors_shows_each_with_its_status_and_links(grant):
     assert monitor["page_url"] == f"{BASE}/app/healthchecks/{monitor['id']}/"
 
 
+def test_list_monitors_filters_by_status_and_refuses_an_unknown_one(grant):
+    add(grant, {"url": URL, "name": "Docs"})
+
+    assert tools.list_monitors(grant, status="down", limit=100, base_url=BASE)["total"] == 0
+    assert tools.list_monitors(grant, status="pending", limit=100, base_url=BASE)["total"] == 1
+    assert refusal(tools.list_monitors, grant, status="broken", limit=100, base_url=BASE).startswith(
+        "status must be one of pending, up, "
+    )
+
+
 def test_another_organizations_monitor_is_not_found(grant, other_org):
     add(grant, {"url": URL, "name": "Docs"})
     theirs = grant_of(other_org)
