@@ -127,7 +127,9 @@ def build_server() -> MCPServer:
 
     @server.tool(
         description="List the organization's monitors, newest first: id, name, URL, status and why it fails.",
-        annotations=ToolAnnotations(title="List monitors", read_only_hint=True, open_world_hint=False),
+        annotations=ToolAnnotations(
+            title="List monitors", read_only_hint=True, destructive_hint=False, open_world_hint=False
+        ),
     )
     @_refusals_as_errors
     def list_monitors(
@@ -146,7 +148,9 @@ def build_server() -> MCPServer:
             "Show one monitor: its settings, its status overall and in each region, and each region's newest "
             "result (server, protocol, access, sign-in server, tools, missing tools, timing breakdown)."
         ),
-        annotations=ToolAnnotations(title="Get a monitor", read_only_hint=True, open_world_hint=False),
+        annotations=ToolAnnotations(
+            title="Get a monitor", read_only_hint=True, destructive_hint=False, open_world_hint=False
+        ),
     )
     @_refusals_as_errors
     def get_monitor(monitor: MonitorRef, ctx: Context) -> dict[str, Any]:
@@ -155,7 +159,9 @@ def build_server() -> MCPServer:
 
     @server.tool(
         description="List incidents (outages Uptimy opened and resolved), newest first, with their timelines.",
-        annotations=ToolAnnotations(title="Get incidents", read_only_hint=True, open_world_hint=False),
+        annotations=ToolAnnotations(
+            title="Get incidents", read_only_hint=True, destructive_hint=False, open_world_hint=False
+        ),
     )
     @_refusals_as_errors
     def get_incidents(
@@ -205,7 +211,9 @@ def build_server() -> MCPServer:
             "tools, never call one); nothing is stored. Answers up or down with the reason, server, protocol, "
             "access, sign-in server, tools and timings."
         ),
-        annotations=ToolAnnotations(title="Run a check", read_only_hint=True, open_world_hint=True),
+        annotations=ToolAnnotations(
+            title="Run a check", read_only_hint=True, destructive_hint=False, open_world_hint=True
+        ),
     )
     @_refusals_as_errors
     def run_check(

@@ -135,7 +135,7 @@ def test_the_sdk_client_lists_every_tool_described_with_an_object_schema_and_ann
         assert all(prop.get("description") for props in described for prop in props.values()), name
         hints = tool["annotations"]
         assert hints["readOnlyHint"] is (name not in WRITES), name
-        assert hints.get("destructiveHint", False) is False, name
+        assert hints["destructiveHint"] is False, name
 
 
 def test_add_monitors_then_list_and_get_them_through_the_sdk_client(live_uptimy):
