@@ -90,7 +90,9 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # the arbiter think its workers hung. Gunicorn also reads WEB_CONCURRENCY (workers) and
 # FORWARDED_ALLOW_IPS (the reverse proxy to trust) from the environment.
 # --config python:uptimy.gunicorn_conf: the hook that drops a dead worker's metrics (see README "Metrics").
-CMD ["gunicorn", "uptimy.wsgi:application", \
+# uptimy.asgi with uvicorn's worker: /mcp (Uptimy's MCP server, the official SDK) is ASGI.
+CMD ["gunicorn", "uptimy.asgi:application", \
+     "--worker-class", "uvicorn_worker.UvicornWorker", \
      "--config", "python:uptimy.gunicorn_conf", \
      "--bind", "0.0.0.0:8000", \
      "--worker-tmp-dir", "/dev/shm", \

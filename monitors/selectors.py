@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypedDict
+from typing import Any, TypedDict
 from uuid import UUID
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -35,8 +35,10 @@ from monitors.models import (
     Organization,
     ProbeResult,
     Region,
+    RegionState,
     Rollup,
     StatusChange,
+    ToolList,
     ToolListVersion,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
@@ -56,6 +58,45 @@ def healthchecks_of(*, organization: Organization) -> QuerySet[Healthcheck]:
         .select_related("organization")
         .prefetch_related("regions", "tag_rows")
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RegionNow:
+    """One region of a check: its status there, since when, and its newest result with the tools it listed."""
+
+    region: str
+    status: str
+    since: datetime | None
+    latest: ProbeResult | None
+    tools: list[dict[str, Any]]
+
+
+def regions_now(*, healthcheck: Healthcheck) -> list[RegionNow]:
+    """Return each region the check runs in, by slug: its status and newest result (a query per region)."""
+    states = {state.region_id: state for state in RegionState.objects.filter(healthcheck=healthcheck)}
+    found: list[RegionNow] = []
+    for region in healthcheck.regions.order_by("slug"):
+        latest = (
+            ProbeResult.objects.filter(healthcheck=healthcheck, region=region)
+            .select_related("region")
+            .order_by("-slot", "-attempt")
+            .first()
+        )
+        tools: list[dict[str, Any]] = []
+        if latest is not None and latest.tool_digest:
+            tool_list = ToolList.objects.filter(healthcheck=healthcheck, digest=latest.tool_digest).first()
+            tools = list(tool_list.tools) if tool_list is not None else []
+        state = states.get(region.id)
+        found.append(
+            RegionNow(
+                region=region.slug,
+                status=state.status if state is not None else Status.PENDING.value,
+                since=state.since if state is not None else None,
+                latest=latest,
+                tools=tools,
+            )
+        )
+    return found
 
 
 def memberships_of(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Membership]:

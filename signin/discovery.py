@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest
+from django.http.request import split_domain_port
 
 MCP_PATH = "/mcp"
 SCOPES = ("read", "write")
@@ -23,17 +24,26 @@ RESOURCE_METADATA_PATH = "/.well-known/oauth-protected-resource" + MCP_PATH
 
 
 def public_base(request: HttpRequest) -> str:
-    """Return Uptimy's address as this request reached it: UPTIMY_PUBLIC_URL when it names this host, else the request's own.
+    """Return Uptimy's address as this request reached it (see :func:`public_base_for`)."""
+    return public_base_for(request.scheme or "http", request.get_host())
+
+
+def public_base_for(scheme: str, host: str) -> str:
+    """Return Uptimy's address for a request to ``host``: UPTIMY_PUBLIC_URL when it names this host, else the request's own.
 
     A server behind a proxy that drops X-Forwarded-Proto still publishes its https address; a
     test server on a free port, or `make run` reached by another name, publishes the one it was
-    reached by, so the documents' URLs work for the client that read them.
+    reached by, so the documents' URLs work for the client that read them. The sign-in documents
+    and the MCP endpoint both take their base here: a token's resource must match on both sides.
     """
-    configured = str(settings.UPTIMY_PUBLIC_URL).rstrip("/")
-    host = request.get_host()
-    if urlsplit(configured).netloc.lower() == host.lower():
-        return configured
-    return f"{request.scheme}://{host}"
+    configured_url = str(settings.UPTIMY_PUBLIC_URL).rstrip("/")
+    configured = urlsplit(configured_url)
+    domain, port = split_domain_port(host)
+    default_port = {"http": 80, "https": 443}.get(configured.scheme)
+    same_port = not port or (port.isdigit() and int(port) == (configured.port or default_port))
+    if configured.hostname and domain == configured.hostname.lower() and same_port:
+        return configured_url
+    return f"{scheme}://{host}"
 
 
 def mcp_resource(base: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("probes", "monitors", "alerts", "statuspages", "reports", "signin", "web", "uptimy")
+PACKAGES = ("probes", "monitors", "alerts", "statuspages", "reports", "signin", "web", "mcpserver", "uptimy")
 FLOORS = "Floors"
 PURE = "The check engine (probes) is pure"
 PURE_MAINTENANCE = "The maintenance-window rules are pure"
@@ -106,6 +106,11 @@ def test_the_tree_keeps_every_contract(tree):
         # The web app stands on the apps and under uptimy: nothing below imports it, it imports nothing above.
         ("alerts/__init__.py", "import web", [FLOORS]),
         ("web/views.py", "import uptimy.home", [FLOORS]),
+        # The MCP server stands beside the web app: neither imports the other, nothing below imports it.
+        ("mcpserver/tools.py", "import web.results", [FLOORS]),
+        ("web/views.py", "import mcpserver.tools", [FLOORS]),
+        ("alerts/selectors.py", "import mcpserver", [FLOORS]),
+        ("mcpserver/auth.py", "import uptimy.home", [FLOORS]),
         ("monitors/slots.py", "import tests.helpers", [NO_TESTS]),
         ("alerts/channels/webhook.py", "import django.db.models", [CHANNELS]),
         # The email kind may use Django's mail backend, not the ORM: its exception is for django.core.

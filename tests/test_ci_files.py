@@ -145,7 +145,8 @@ def test_dockerfile_serves_gunicorn_and_checks_healthz(dockerfile):
     healthcheck = next(i for i in dockerfile if i.upper().startswith("HEALTHCHECK "))
 
     assert "gunicorn" in cmd
-    assert "uptimy.wsgi:application" in cmd
+    assert "uptimy.asgi:application" in cmd
+    assert "uvicorn_worker.UvicornWorker" in cmd
     assert "0.0.0.0:8000" in cmd
     assert "/healthz" in healthcheck
     assert any("collectstatic" in i for i in dockerfile if i.startswith("RUN "))
@@ -228,7 +229,9 @@ def test_run_lock_is_the_dev_lock_minus_the_dev_tools():
 
     # `make test` installs the dev lock and counts as having installed the run lock too.
     assert {package: dev.get(package) for package in run} == run
-    assert not {"pytest", "mypy", "ruff", "mcp"} & set(run)
+    assert not {"pytest", "mypy", "ruff"} & set(run)
+    # The MCP SDK runs Uptimy's own MCP server (/mcp): a runtime dependency, with uvicorn's worker.
+    assert {"mcp", "uvicorn-worker"} <= set(run)
 
 
 def test_the_image_installs_the_run_lock_with_hashes(dockerfile):

@@ -1,8 +1,33 @@
-"""Expose the ASGI callable."""
+"""Expose the ASGI callable that gunicorn's uvicorn workers serve: /mcp to the MCP server, the rest to Django.
+
+Uptimy's MCP server (mcpserver/) runs on the official SDK, which is an ASGI (Starlette) app, so
+the web app is served as ASGI: one host and port for both. The lifespan goes to the SDK's app
+(its session manager's task group); Django answers every other HTTP request.
+"""
 
 import os
 
 from django.core.asgi import get_asgi_application
+from starlette.types import Receive, Scope, Send
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uptimy.settings")
-application = get_asgi_application()
+# Django under ASGI runs each request's sync code on a thread of its own, so a persistent
+# connection would stay with a thread that is gone (Django's docs: disable persistent connections
+# under ASGI). Only this process: Celery's workers and the embedded worker keep theirs.
+os.environ.setdefault("CONN_MAX_AGE", "0")
+django_application = get_asgi_application()
+
+# After Django's set-up: the MCP server's tools import the apps' models.
+from mcpserver.server import mcp_app  # noqa: E402
+
+mcp_application = mcp_app()
+MCP_PATHS = frozenset({"/mcp", "/mcp/"})
+
+
+async def application(scope: Scope, receive: Receive, send: Send) -> None:
+    """Route one ASGI connection: the lifespan and /mcp to the MCP server, everything else to Django."""
+    if scope["type"] == "lifespan" or (scope["type"] == "http" and scope["path"] in MCP_PATHS):
+        await mcp_application(scope, receive, send)
+        return
+    # django-stubs types the handler with dict and Mapping where the ASGI spec (and Starlette) has mutable ones.
+    await django_application(scope, receive, send)  # type: ignore[arg-type]

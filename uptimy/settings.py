@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "web",
     "oauth2_provider",
     "signin",
+    "mcpserver",
 ]
 
 MIDDLEWARE = [
@@ -406,6 +407,8 @@ LOGGING = {
         # request bodies (with tokens and secrets) at DEBUG; they never reach a log.
         "oauth2_provider": {"level": "WARNING"},
         "oauthlib": {"level": "WARNING"},
+        # The MCP SDK logs every stateless request's end at INFO ("Terminating session: None").
+        "mcp": {"level": "WARNING"},
     },
 }
 

@@ -22,3 +22,10 @@ class HasApiKeyScope(permissions.BasePermission):
         if not isinstance(api_key, ApiKey):
             return False
         return request.method in permissions.SAFE_METHODS or api_key.can_write
+
+
+class AnyApiKey(permissions.BasePermission):
+    """Let any key through, read-only ones too: for calls that change nothing, whatever their method."""
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return isinstance(request.auth, ApiKey)

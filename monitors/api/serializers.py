@@ -24,8 +24,9 @@ from monitors.models import (
     ToolChange,
 )
 from monitors.selectors import MaintenanceNow, Uptime, UptimeFigures
+from monitors.services import result_unsaved, storable_outcome
 from probes.checks import CheckKind, UnknownCheckKind, check_kind, check_kinds, known_kinds_words
-from probes.types import Status
+from probes.types import ProbeOutcome, Status
 
 if TYPE_CHECKING:
     from drf_spectacular.openapi import AutoSchema
@@ -556,3 +557,51 @@ class MaintenanceWindowSerializer(RejectUnknownFields, serializers.ModelSerializ
             if field in data and data[field] is None:
                 del data[field]
         return data
+
+
+class CheckRunRequestSerializer(RejectUnknownFields, serializers.Serializer[Any]):
+    """A one-off check: the check type and its config, as a healthcheck's (nothing is stored)."""
+
+    type = CheckTypeField(required=False, help_text="The check type; default mcp.")
+    config = ConfigField()
+
+
+class ToolSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    required_inputs = serializers.ListField(child=serializers.CharField())
+
+
+class CheckRunSerializer(ProbeResultSerializer):
+    """A one-off run's result (never saved): a stored result's fields, the tools it listed and its warnings.
+
+    The tools and warnings are the outcome's, given in the context (``tools``, ``warnings``): a
+    stored result keeps neither.
+    """
+
+    tools = serializers.SerializerMethodField(
+        help_text="The tools listed (MCP), each with its required inputs."
+    )
+    warnings = serializers.SerializerMethodField(help_text="What the run noticed that is not a failure.")
+
+    class Meta(ProbeResultSerializer.Meta):
+        fields = [
+            name
+            for name in [*ProbeResultSerializer.Meta.fields, "tools", "warnings"]
+            if name not in ("region", "slot", "attempt", "in_maintenance")
+        ]
+
+    @extend_schema_field(ToolSerializer(many=True))
+    def get_tools(self, obj: ProbeResult) -> list[dict[str, Any]]:
+        return list(self.context.get("tools", []))
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_warnings(self, obj: ProbeResult) -> list[str]:
+        return list(self.context.get("warnings", []))
+
+
+def check_run_data(outcome: ProbeOutcome, *, checked_at: datetime) -> dict[str, Any]:
+    """Return a one-off run's answer, as the REST API and the MCP server both give it: nothing is recorded."""
+    kept = storable_outcome(outcome)
+    tools = [{"name": tool.name, "required_inputs": list(tool.required_inputs)} for tool in kept.tools]
+    result = result_unsaved(kept, checked_at=checked_at)
+    return dict(CheckRunSerializer(result, context={"tools": tools, "warnings": list(kept.warnings)}).data)

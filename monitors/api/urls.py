@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
 from monitors.api.views import (
+    CheckRunView,
     HealthcheckViewSet,
     MaintenanceWindowViewSet,
     OrganizationViewSet,
@@ -19,6 +20,7 @@ router.register("maintenance-windows", MaintenanceWindowViewSet, basename="maint
 
 urlpatterns = [
     path("", include(router.urls)),
+    path("checks/run/", CheckRunView.as_view(), name="check-run"),
     path("organization/", OrganizationViewSet.as_view({"get": "retrieve"}), name="organization"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),

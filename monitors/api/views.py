@@ -9,7 +9,7 @@ from django.db.models import Model, QuerySet
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import mixins, serializers, status, views, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -17,8 +17,11 @@ from rest_framework.response import Response
 from monitors import selectors, services
 from monitors.api.filters import HealthcheckFilter, MaintenanceWindowFilter, TimeWindow
 from monitors.api.pagination import ResultPagination, ToolChangePagination
+from monitors.api.permissions import AnyApiKey
 from monitors.api.serializers import (
     CauseChangeSerializer,
+    CheckRunRequestSerializer,
+    CheckRunSerializer,
     HealthcheckSerializer,
     HealthcheckUpdatedSerializer,
     MaintenanceWindowSerializer,
@@ -28,10 +31,12 @@ from monitors.api.serializers import (
     StatusChangeSerializer,
     ToolChangeSerializer,
     UptimeSerializer,
+    check_run_data,
 )
 from monitors.models import ApiKey, Healthcheck, MaintenanceWindow, Organization, Region
-from monitors.worker.manual import RunRefused, run_now
+from monitors.worker.manual import RunRefused, run_now, run_once
 from monitors.worker.tasks import broker_enqueue
+from probes.checks import check_kind
 
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 
@@ -333,3 +338,22 @@ class MaintenanceWindowViewSet(
         serializer = self.get_serializer(*args, **kwargs)
         assert isinstance(serializer, MaintenanceWindowSerializer)
         return serializer
+
+
+class CheckRunView(views.APIView):
+    """Run a check once from this server and answer with its result; nothing is created or stored.
+
+    The config is validated as a healthcheck's would be (the same messages); the check runs
+    from this machine only, not from every region. Read-only keys may run it. Rate-limited per
+    key like every call (run-now included).
+    """
+
+    permission_classes = [AnyApiKey]
+
+    @extend_schema(request=CheckRunRequestSerializer, responses=CheckRunSerializer)
+    def post(self, request: Request) -> Response:
+        body = CheckRunRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        check_type = body.validated_data.get("type") or check_kind("mcp")
+        outcome, checked_at = run_once(check_type=check_type, config=body.validated_data["config"])
+        return Response(check_run_data(outcome, checked_at=checked_at))

@@ -1132,6 +1132,14 @@ def _tool_infos(tools: Sequence[Mapping[str, Any]]) -> list[ToolInfo]:
     ]
 
 
+def result_unsaved(outcome: ProbeOutcome, *, checked_at: datetime) -> ProbeResult:
+    """Return a one-off run's outcome as a result that is never saved, so its answer has a stored result's shape."""
+    run = RunResult(
+        healthcheck_id=0, slot=checked_at, attempt=0, outcome=storable_outcome(outcome), checked_at=checked_at
+    )
+    return ProbeResult(**_result_row(run, region_id=0, now=checked_at))
+
+
 def _result_row(
     result: RunResult, region_id: int, now: datetime, in_maintenance: bool = False
 ) -> dict[str, Any]:

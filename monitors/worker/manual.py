@@ -27,11 +27,12 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import reduce
 from operator import or_
+from typing import Any
 
 from django.db.models import Q
 from django.utils import timezone
@@ -43,9 +44,9 @@ from monitors.secrets import decrypt_headers
 from monitors.slots import slot_after
 from monitors.worker.execution import BatchItem, Enqueue, probe_env
 from monitors.worker.outbox import outbox_add
-from probes.checks import CheckConfig, check_kind
+from probes.checks import CheckConfig, CheckKind, check_kind
 from probes.config import ConfigError
-from probes.runner import run_batch
+from probes.runner import crashed_outcome, run_batch, run_check_sync
 from probes.types import ProbeOutcome, Status
 
 # How long the request waits beyond the check's timeout for a broker's workers to take the
@@ -135,6 +136,19 @@ def run_now(
         return _wait_for_results(healthcheck, plan, config.timeout + RUN_NOW_SLACK)
     _run_here(healthcheck, config, plan)
     return _results_of(healthcheck, plan)
+
+
+def run_once(*, check_type: CheckKind[Any], config: Mapping[str, Any]) -> tuple[ProbeOutcome, datetime]:
+    """Run a check once from this machine, configured as a save would store it; record nothing.
+
+    Returns the outcome and when it ended. Raises monitors.errors.ConfigInvalid as a create would.
+    """
+    runnable = services.healthcheck_trial_config(check_type=check_type, config=config)
+    try:
+        outcome = run_check_sync(runnable, probe_env())
+    except Exception as exc:  # a bug of ours: logged without secrets, answered as the check's failure
+        outcome = crashed_outcome(runnable, exc)
+    return outcome, timezone.now()
 
 
 def _runnable_config(healthcheck: Healthcheck) -> CheckConfig:

@@ -78,6 +78,7 @@ def test_serve_runs_the_web_process_on_the_given_port():
     commands = parts(host="127.0.0.1", port=8123, broker=False, region_queues=[])
 
     assert "--bind 127.0.0.1:8123" in commands["web"]
+    assert "uptimy.asgi:application --worker-class uvicorn_worker.UvicornWorker" in commands["web"]
 
 
 def test_serve_without_a_broker_runs_the_embedded_prober():

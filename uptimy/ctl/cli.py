@@ -28,7 +28,6 @@ from uptimy.ctl.spec import MASK, Monitor, Problem, Spec, SpecInvalid, load
 
 OK, FAILED, USAGE, CHANGES = 0, 1, 2, 3
 CI_VARIABLES = ("CI",)  # set by GitHub Actions, GitLab CI, CircleCI, Buildkite, …
-CHECK_TAG = "uptimyctl-check"
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
@@ -164,7 +163,7 @@ def cmd_delete(args: argparse.Namespace, env: Mapping[str, str]) -> int:
 
 
 def cmd_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
-    """Check an MCP URL once: the API has run-now for a healthcheck only, so make one, run it, delete it."""
+    """Check an MCP URL once through the API's one-off check (POST /api/v1/checks/run/): nothing is stored."""
     config: dict[str, Any] = {"uri": args.url, "timeout": args.timeout}
     if args.required_tools:
         config["requiredTools"] = [t for t in args.required_tools.split(",") if t]
@@ -176,30 +175,20 @@ def cmd_check(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         raise Usage("; ".join(f"{key}: {message}" for key, message in exc.errors.items())) from None
     api, _ = _api(env)
     with api:
-        created = api.create(
-            {
-                "name": f"uptimyctl check {args.url}"[:200],
-                "type": "mcp",
-                "config": config,
-                "tags": [CHECK_TAG],
-            }
-        )
-        try:
-            results = api.run(str(created["id"]))
-        finally:
-            api.delete(str(created["id"]))
+        result = api.check_once({"type": "mcp", "config": config})
     if args.output == "json":
-        print(json.dumps(results, indent=2, ensure_ascii=False))
+        print(json.dumps(result, indent=2, ensure_ascii=False))
     else:
-        for result in sorted(results, key=lambda r: r["region"]):
-            print(_result_line(result))
-    return OK if results and all(r["status"] in ("up", "degraded") for r in results) else FAILED
+        print(_result_line(result))
+        if result.get("missing_tools"):
+            print(f"missing tools: {', '.join(result['missing_tools'])}")
+    return OK if result.get("status") in ("up", "degraded") else FAILED
 
 
 def _result_line(result: dict[str, Any]) -> str:
-    """Return one region's result of a check in a line: status, time, server, tools, access, reason."""
+    """Return a check's result in a line: status, time, server, tools, access, reason."""
     total = (result.get("timings") or {}).get("total_ms")
-    parts = [f"{result['region']:<12} {result['status']:<9}", f"{total:.0f} ms" if total is not None else "-"]
+    parts = [f"{result['status']:<9}", f"{total:.0f} ms" if total is not None else "-"]
     server = result.get("server") or {}
     if server:
         parts.append(f"server {server.get('name')} {server.get('version')}".rstrip())
@@ -486,7 +475,11 @@ def _parser() -> argparse.ArgumentParser:
     command("export", cmd_export, "Write the organization's monitors as a monitors file, to standard output.")
     delete = command("delete", cmd_delete, "Delete the monitor of this name.")
     delete.add_argument("name")
-    check = command("check", cmd_check, "Check an MCP URL once from every region, through the API.")
+    check = command(
+        "check",
+        cmd_check,
+        "Check an MCP URL once from the Uptimy server, through the API; nothing is stored.",
+    )
     check.add_argument("url")
     check.add_argument("--required-tools", help="comma-separated tool names that must be listed")
     check.add_argument("--min-tools", type=int)

@@ -119,5 +119,9 @@ class Api:
     def delete(self, healthcheck_id: str) -> None:
         self.request("DELETE", f"{HEALTHCHECKS}{healthcheck_id}/")
 
+    def check_once(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Run a one-off check through the API (nothing is created or stored) and return its result."""
+        return dict(self.request("POST", "/api/v1/checks/run/", json=body, timeout=RUN_TIMEOUT))
+
     def run(self, healthcheck_id: str) -> list[dict[str, Any]]:
         return list(self.request("POST", f"{HEALTHCHECKS}{healthcheck_id}/run/", timeout=RUN_TIMEOUT))

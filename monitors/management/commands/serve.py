@@ -36,8 +36,9 @@ def parts(*, host: str, port: int, broker: bool, region_queues: list[str]) -> di
     python = sys.executable
     processes = {
         "web": (
-            f"{python} -m gunicorn uptimy.wsgi:application --bind {host}:{port} "
-            "--workers 2 --threads 4 --access-logfile - --graceful-timeout 5 --no-control-socket "
+            # ASGI with uvicorn's worker: the MCP server at /mcp (the official SDK) is an ASGI app.
+            f"{python} -m gunicorn uptimy.asgi:application --worker-class uvicorn_worker.UvicornWorker "
+            f"--bind {host}:{port} --workers 2 --access-logfile - --graceful-timeout 5 --no-control-socket "
             # Its hooks: a dead worker's live gauges leave the metrics files (child_exit).
             "--config python:uptimy.gunicorn_conf"
         ),
@@ -110,6 +111,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Uptimy on http://{host}:{port}/ (API http://{host}:{port}/api/v1/docs/); Ctrl-C stops."
         )
+        self.stdout.write(f"MCP server: http://{host}:{port}/mcp (Authorization: Bearer <API key>)")
         self.stdout.flush()
         given_metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
         metrics_path = metrics_dir(given_metrics_dir)

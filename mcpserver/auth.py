@@ -1,0 +1,71 @@
+"""Resolve an ``Authorization`` header to what its bearer may do: the one place credentials are read.
+
+An API key (monitors' ApiKey) grants its organization, read only or read and write. An OAuth
+access token issued by Uptimy's authorization server (``signin``) grants the organization and
+scopes its user consented to, bound to the MCP endpoint's URL (:func:`_oauth_grant`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.utils import timezone
+
+from monitors.models import ApiKey
+from monitors.selectors import api_key_by_hash
+from monitors.services import api_key_touch, hash_api_key
+from signin.tokens import oauth_grant
+
+READ = "read"
+WRITE = "write"
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """What one credential may do: its organization, its scopes, who (when a person signed in), and how."""
+
+    organization_id: int
+    scopes: frozenset[str]
+    user_id: int | None
+    via: Literal["key", "oauth"]
+
+    @property
+    def can_write(self) -> bool:
+        return WRITE in self.scopes
+
+
+def grant_for(authorization: str | None, *, resource: str) -> Grant | None:
+    """Return the grant of an ``Authorization: Bearer …`` header value, or None for no or a bad credential.
+
+    ``resource`` is the MCP endpoint's public URL, which an OAuth token must have been issued for.
+    """
+    if not authorization:
+        return None
+    scheme, _, token = authorization.strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token:
+        return None
+    return _key_grant(token) or _oauth_grant(token, resource=resource)
+
+
+def _key_grant(raw_key: str) -> Grant | None:
+    api_key = api_key_by_hash(key_hash=hash_api_key(raw_key))
+    if api_key is None or not api_key.is_active:
+        return None
+    api_key_touch(api_key=api_key, now=timezone.now())
+    scopes = {READ, WRITE} if api_key.scope == ApiKey.Scope.READ_WRITE else {READ}
+    return Grant(organization_id=api_key.organization_id, scopes=frozenset(scopes), user_id=None, via="key")
+
+
+def _oauth_grant(token: str, *, resource: str) -> Grant | None:
+    """Return the grant of an OAuth access token Uptimy's authorization server issued for ``resource``."""
+    granted = oauth_grant(token, resource=resource)
+    if granted is None:
+        return None
+    return Grant(
+        organization_id=granted.organization_id,
+        scopes=granted.scopes,
+        user_id=granted.user_id,
+        via="oauth",
+    )
