@@ -39,6 +39,7 @@ from monitors.models import (
     StatusChange,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
+from monitors.timestamps import EpochSeconds, epoch_sql, from_epoch
 from monitors.uptime import Interval, Run, down_since, down_until
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
@@ -506,6 +507,8 @@ _INSTANT = timedelta(microseconds=1)
 
 # The measured statuses: pending and paused time is unmonitored and leaves the denominator.
 MEASURED_STATUSES = frozenset({Status.UP.value, Status.DEGRADED.value, Status.DOWN.value})
+# Read once: an enum member's value is a descriptor call, and _timeline asks per status change.
+_DOWN = Status.DOWN.value
 # The raw-result windows read per query when refining downtime bounds (they travel as arrays).
 BOUND_WINDOWS_PER_QUERY = 20_000
 # Slack past the rechecks when looking back for the results that led to a change: the verdict
@@ -550,10 +553,11 @@ def uptime_history(
             healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=end
         )
         .order_by("healthcheck_id", "at", "id")
-        .values_list("healthcheck_id", "at", "from_status", "to_status")
+        # As epoch seconds: a flapping page reads tens of thousands (monitors.timestamps).
+        .values_list("healthcheck_id", EpochSeconds("at"), "from_status", "to_status")
     )
     for hc_id, at, from_status, to_status in rows:
-        changes[hc_id].append((at, from_status, to_status))
+        changes[hc_id].append((from_epoch(at), from_status, to_status))
     timelines = {hc.id: _timeline(hc, changes.get(hc.id, []), start, end) for hc in healthchecks}
     bounds = _down_bounds(healthchecks, timelines)
     result: dict[int, UptimeHistory] = {}
@@ -592,7 +596,7 @@ def _timeline(
 ) -> tuple[list[Interval], list[_Episode]]:
     begin = max(start, hc.created_at)
     status = own[0][1] if own else hc.status
-    measured: list[Interval] = []
+    measured: list[list[datetime]] = []  # [start, end] pairs, made Intervals once joined
     episodes: list[_Episode] = []
     cursor = begin
     previous_change = hc.created_at
@@ -604,20 +608,20 @@ def _timeline(
         if at > cursor:
             if status in MEASURED_STATUSES:
                 # Measured stretches join across up/down/degraded changes: one interval, not hundreds.
-                if measured and measured[-1].end == cursor:
-                    measured[-1] = Interval(measured[-1].start, at)
+                if measured and measured[-1][1] == cursor:
+                    measured[-1][1] = at
                 else:
-                    measured.append(Interval(cursor, at))
-            if status == Status.DOWN.value:
+                    measured.append([cursor, at])
+            if status == _DOWN:
                 closed = change_at if to_status else None
                 episodes.append(_Episode(cursor, at, opened, closed, opened_after))
             cursor = at
         if to_status:
-            opened = change_at if to_status == Status.DOWN.value and change_at >= begin else None
+            opened = change_at if to_status == _DOWN and change_at >= begin else None
             opened_after = previous_change
             previous_change = change_at
             status = to_status
-    return measured, episodes
+    return [Interval(first, last) for first, last in measured], episodes
 
 
 def _look_back(hc: Healthcheck) -> timedelta:
@@ -729,21 +733,16 @@ def _window_results(
         ]
     params = [json.dumps(rows)]
     sql = (
-        f"SELECT w.k, r.{region}, r.{checked}, r.{status} FROM {source} "  # noqa: S608 - quoted names, values are parameters
+        f"SELECT w.k, r.{region}, {epoch_sql(f'r.{checked}', connection.vendor)}, r.{status} FROM {source} "  # noqa: S608 - quoted names, values are parameters
         f"JOIN {table} r ON r.{hc} = w.hc AND r.{slot} > w.lo AND r.{slot} <= w.hi"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         found = cursor.fetchall()
     return [
-        (int(k), int(region_id), _aware(at), state == Status.DOWN.value) for k, region_id, at, state in found
+        (int(k), int(region_id), from_epoch(at), state == Status.DOWN.value)
+        for k, region_id, at, state in found
     ]
-
-
-def _aware(value: datetime | str) -> datetime:
-    """Return a raw query's datetime as an aware UTC datetime (SQLite hands back text or naive values)."""
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _slot_lag(hc: Healthcheck) -> timedelta:
