@@ -580,7 +580,7 @@ def uptime_history(
     return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Episode:
     """Hold one down stretch as the changes say, and the changes that open and close it (None: a period bound)."""
 

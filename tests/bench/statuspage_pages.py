@@ -35,6 +35,13 @@ import django
 
 django.setup()
 
+import gc  # noqa: E402
+
+import uptimy.wsgi  # noqa: E402,F401 - loaded as a web worker loads it
+
+# As each web worker does once it has loaded the app (uptimy.gunicorn_conf.post_worker_init).
+gc.freeze()
+
 from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
