@@ -634,14 +634,25 @@ def _down_bounds(
 ) -> dict[tuple[int, datetime, bool], datetime]:
     """Return the refined bound of each change into (True) or out of (False) down, where results say it.
 
-    Keyed by (healthcheck id, change time, into down).
+    Keyed by (healthcheck id, change time, into down). Only the changes whose raw results are
+    still kept are looked up (_oldest_results).
     """
     by_id = {hc.id: hc for hc in healthchecks}
+    oldest = _oldest_results(
+        [
+            hc_id
+            for hc_id, (_, episodes) in timelines.items()
+            if any(episode.into is not None or episode.out_of is not None for episode in episodes)
+        ]
+    )
     windows: list[tuple[int, datetime, bool, datetime, datetime]] = []
     for hc_id, (_, episodes) in timelines.items():
+        kept_from = oldest.get(hc_id)
+        if kept_from is None:
+            continue
         back = _look_back(by_id[hc_id])
         for episode in episodes:
-            if episode.into is not None:
+            if episode.into is not None and episode.into >= kept_from:
                 windows.append(
                     (
                         hc_id,
@@ -651,12 +662,11 @@ def _down_bounds(
                         episode.into,
                     )
                 )
-            if episode.out_of is not None:
+            if episode.out_of is not None and episode.out_of >= kept_from:
                 after = episode.into if episode.into is not None else episode.out_of - back
                 windows.append(
                     (hc_id, episode.out_of, False, max(episode.out_of - back, after), episode.out_of)
                 )
-    windows = _retained(windows, by_id)
     found: dict[tuple[int, datetime, bool], datetime] = {}
     for first in range(0, len(windows), BOUND_WINDOWS_PER_QUERY):
         chunk = windows[first : first + BOUND_WINDOWS_PER_QUERY]
@@ -674,19 +684,17 @@ def _down_bounds(
     return found
 
 
-def _retained(
-    windows: list[tuple[int, datetime, bool, datetime, datetime]], by_id: Mapping[int, Healthcheck]
-) -> list[tuple[int, datetime, bool, datetime, datetime]]:
-    """Return the windows whose raw results are still kept: none older than each check's oldest result.
+def _oldest_results(healthcheck_ids: list[int]) -> dict[int, datetime]:
+    """Return each check's oldest kept raw result's slot (none: no results kept).
 
-    Pruning deletes a check's results oldest first (monitors.services.results_prune), so a window
-    that ends before the oldest result left has lost its results: it is not looked up. One index
-    probe per check (the newest-first slot index read from its end).
+    Pruning deletes a check's results oldest first (monitors.services.results_prune), so a change
+    older than its check's oldest result has lost the results that would bound it: it is not
+    looked up. One index probe per check (the newest-first slot index read from its end).
     """
-    if not windows:
-        return windows
-    oldest = dict(
-        Healthcheck.objects.filter(id__in={window[0] for window in windows})
+    if not healthcheck_ids:
+        return {}
+    rows = (
+        Healthcheck.objects.filter(id__in=healthcheck_ids)
         .annotate(
             oldest=Subquery(
                 ProbeResult.objects.filter(healthcheck_id=OuterRef("pk")).order_by("slot").values("slot")[:1]
@@ -694,9 +702,7 @@ def _retained(
         )
         .values_list("id", "oldest")
     )
-    return [
-        window for window in windows if (first := oldest.get(window[0])) is not None and window[4] >= first
-    ]
+    return {hc_id: first for hc_id, first in rows if first is not None}
 
 
 def _window_results(
