@@ -89,7 +89,8 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
 # --worker-tmp-dir: gunicorn's heartbeat files on tmpfs, so a slow container disk cannot make
 # the arbiter think its workers hung. Gunicorn also reads WEB_CONCURRENCY (workers) and
 # FORWARDED_ALLOW_IPS (the reverse proxy to trust) from the environment.
-# --config python:uptimy.gunicorn_conf: the hook that drops a dead worker's metrics (see README "Metrics").
+# --config python:uptimy.gunicorn_conf: the hooks that drop a dead worker's metrics (see README "Metrics") and
+# freeze what a worker loaded at start out of the garbage collector's sight.
 # uptimy.asgi with uvicorn's worker: /mcp (Uptimy's MCP server, the official SDK) is ASGI.
 CMD ["gunicorn", "uptimy.asgi:application", \
      "--worker-class", "uvicorn_worker.UvicornWorker", \

@@ -42,6 +42,7 @@ from monitors.models import (
     ToolListVersion,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
+from monitors.timestamps import EpochSeconds, epoch_sql, from_epoch
 from monitors.uptime import Interval, Run, down_since, down_until
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
@@ -548,6 +549,8 @@ _INSTANT = timedelta(microseconds=1)
 
 # The measured statuses: pending and paused time is unmonitored and leaves the denominator.
 MEASURED_STATUSES = frozenset({Status.UP.value, Status.DEGRADED.value, Status.DOWN.value})
+# Read once: an enum member's value is a descriptor call, and _timeline asks per status change.
+_DOWN = Status.DOWN.value
 # The raw-result windows read per query when refining downtime bounds (they travel as arrays).
 BOUND_WINDOWS_PER_QUERY = 20_000
 # Slack past the rechecks when looking back for the results that led to a change: the verdict
@@ -592,10 +595,11 @@ def uptime_history(
             healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=end
         )
         .order_by("healthcheck_id", "at", "id")
-        .values_list("healthcheck_id", "at", "from_status", "to_status")
+        # As epoch seconds: a flapping page reads tens of thousands (monitors.timestamps).
+        .values_list("healthcheck_id", EpochSeconds("at"), "from_status", "to_status")
     )
     for hc_id, at, from_status, to_status in rows:
-        changes[hc_id].append((at, from_status, to_status))
+        changes[hc_id].append((from_epoch(at), from_status, to_status))
     timelines = {hc.id: _timeline(hc, changes.get(hc.id, []), start, end) for hc in healthchecks}
     bounds = _down_bounds(healthchecks, timelines)
     result: dict[int, UptimeHistory] = {}
@@ -618,7 +622,7 @@ def uptime_history(
     return result
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Episode:
     """Hold one down stretch as the changes say, and the changes that open and close it (None: a period bound)."""
 
@@ -634,7 +638,7 @@ def _timeline(
 ) -> tuple[list[Interval], list[_Episode]]:
     begin = max(start, hc.created_at)
     status = own[0][1] if own else hc.status
-    measured: list[Interval] = []
+    measured: list[list[datetime]] = []  # [start, end] pairs, made Intervals once joined
     episodes: list[_Episode] = []
     cursor = begin
     previous_change = hc.created_at
@@ -646,20 +650,20 @@ def _timeline(
         if at > cursor:
             if status in MEASURED_STATUSES:
                 # Measured stretches join across up/down/degraded changes: one interval, not hundreds.
-                if measured and measured[-1].end == cursor:
-                    measured[-1] = Interval(measured[-1].start, at)
+                if measured and measured[-1][1] == cursor:
+                    measured[-1][1] = at
                 else:
-                    measured.append(Interval(cursor, at))
-            if status == Status.DOWN.value:
+                    measured.append([cursor, at])
+            if status == _DOWN:
                 closed = change_at if to_status else None
                 episodes.append(_Episode(cursor, at, opened, closed, opened_after))
             cursor = at
         if to_status:
-            opened = change_at if to_status == Status.DOWN.value and change_at >= begin else None
+            opened = change_at if to_status == _DOWN and change_at >= begin else None
             opened_after = previous_change
             previous_change = change_at
             status = to_status
-    return measured, episodes
+    return [Interval(first, last) for first, last in measured], episodes
 
 
 def _look_back(hc: Healthcheck) -> timedelta:
@@ -672,14 +676,25 @@ def _down_bounds(
 ) -> dict[tuple[int, datetime, bool], datetime]:
     """Return the refined bound of each change into (True) or out of (False) down, where results say it.
 
-    Keyed by (healthcheck id, change time, into down).
+    Keyed by (healthcheck id, change time, into down). Only the changes whose raw results are
+    still kept are looked up (_oldest_results).
     """
     by_id = {hc.id: hc for hc in healthchecks}
+    oldest = _oldest_results(
+        [
+            hc_id
+            for hc_id, (_, episodes) in timelines.items()
+            if any(episode.into is not None or episode.out_of is not None for episode in episodes)
+        ]
+    )
     windows: list[tuple[int, datetime, bool, datetime, datetime]] = []
     for hc_id, (_, episodes) in timelines.items():
+        kept_from = oldest.get(hc_id)
+        if kept_from is None:
+            continue
         back = _look_back(by_id[hc_id])
         for episode in episodes:
-            if episode.into is not None:
+            if episode.into is not None and episode.into >= kept_from:
                 windows.append(
                     (
                         hc_id,
@@ -689,12 +704,11 @@ def _down_bounds(
                         episode.into,
                     )
                 )
-            if episode.out_of is not None:
+            if episode.out_of is not None and episode.out_of >= kept_from:
                 after = episode.into if episode.into is not None else episode.out_of - back
                 windows.append(
                     (hc_id, episode.out_of, False, max(episode.out_of - back, after), episode.out_of)
                 )
-    windows = _retained(windows, by_id)
     found: dict[tuple[int, datetime, bool], datetime] = {}
     for first in range(0, len(windows), BOUND_WINDOWS_PER_QUERY):
         chunk = windows[first : first + BOUND_WINDOWS_PER_QUERY]
@@ -712,19 +726,17 @@ def _down_bounds(
     return found
 
 
-def _retained(
-    windows: list[tuple[int, datetime, bool, datetime, datetime]], by_id: Mapping[int, Healthcheck]
-) -> list[tuple[int, datetime, bool, datetime, datetime]]:
-    """Return the windows whose raw results are still kept: none older than each check's oldest result.
+def _oldest_results(healthcheck_ids: list[int]) -> dict[int, datetime]:
+    """Return each check's oldest kept raw result's slot (none: no results kept).
 
-    Pruning deletes a check's results oldest first (monitors.services.results_prune), so a window
-    that ends before the oldest result left has lost its results: it is not looked up. One index
-    probe per check (the newest-first slot index read from its end).
+    Pruning deletes a check's results oldest first (monitors.services.results_prune), so a change
+    older than its check's oldest result has lost the results that would bound it: it is not
+    looked up. One index probe per check (the newest-first slot index read from its end).
     """
-    if not windows:
-        return windows
-    oldest = dict(
-        Healthcheck.objects.filter(id__in={window[0] for window in windows})
+    if not healthcheck_ids:
+        return {}
+    rows = (
+        Healthcheck.objects.filter(id__in=healthcheck_ids)
         .annotate(
             oldest=Subquery(
                 ProbeResult.objects.filter(healthcheck_id=OuterRef("pk")).order_by("slot").values("slot")[:1]
@@ -732,9 +744,7 @@ def _retained(
         )
         .values_list("id", "oldest")
     )
-    return [
-        window for window in windows if (first := oldest.get(window[0])) is not None and window[4] >= first
-    ]
+    return {hc_id: first for hc_id, first in rows if first is not None}
 
 
 def _window_results(
@@ -771,21 +781,16 @@ def _window_results(
         ]
     params = [json.dumps(rows)]
     sql = (
-        f"SELECT w.k, r.{region}, r.{checked}, r.{status} FROM {source} "  # noqa: S608 - quoted names, values are parameters
+        f"SELECT w.k, r.{region}, {epoch_sql(f'r.{checked}', connection.vendor)}, r.{status} FROM {source} "  # noqa: S608 - quoted names, values are parameters
         f"JOIN {table} r ON r.{hc} = w.hc AND r.{slot} > w.lo AND r.{slot} <= w.hi"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         found = cursor.fetchall()
     return [
-        (int(k), int(region_id), _aware(at), state == Status.DOWN.value) for k, region_id, at, state in found
+        (int(k), int(region_id), from_epoch(at), state == Status.DOWN.value)
+        for k, region_id, at, state in found
     ]
-
-
-def _aware(value: datetime | str) -> datetime:
-    """Return a raw query's datetime as an aware UTC datetime (SQLite hands back text or naive values)."""
-    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _slot_lag(hc: Healthcheck) -> timedelta:

@@ -31,7 +31,7 @@ from monitors.rules import default_quorum
 TARGET_SCALE = 100_000
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Interval:
     """Hold a half-open span of time ``[start, end)`` between two aware datetimes."""
 
@@ -157,7 +157,7 @@ def seconds_within(spans: Sequence[Span], start: int, end: int, cursor: int = 0)
 # --- where downtime starts and ends ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Run:
     """Hold one raw result as the downtime bounds read it: when it ended, where, and whether it failed."""
 

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import Q, QuerySet
+from django.db import connection
+from django.db.models import Q, QuerySet, Sum
 
 from monitors import latency
 from monitors.models import Healthcheck, Membership, Organization, Region, Rollup
@@ -139,24 +140,18 @@ def _latencies(
     healthcheck_ids: Sequence[int], start: datetime, end: datetime
 ) -> dict[int, tuple[tuple[RegionLatency, ...], RegionLatency]]:
     """Return each healthcheck's runs and percentiles per region and over all regions, from the histograms."""
+    if not healthcheck_ids:
+        return {}
     slugs = dict(Region.objects.values_list("id", "slug"))
-    merged: dict[tuple[int, int], list[list[list[int]]]] = defaultdict(list)
-    counts: dict[tuple[int, int], list[int]] = defaultdict(lambda: [0, 0])
-    rows = (
-        Rollup.objects.filter(_rollup_filter(start, end), healthcheck_id__in=list(healthcheck_ids))
-        .values_list("healthcheck_id", "region_id", "runs", "failures", "histogram")
-        .iterator(chunk_size=5000)
-    )
-    for hc_id, region_id, runs, failures, histogram in rows:
-        key = (hc_id, region_id)
-        merged[key].append(histogram)
-        counts[key][0] += runs
-        counts[key][1] += failures
+    rollups = Rollup.objects.filter(_rollup_filter(start, end), healthcheck_id__in=list(healthcheck_ids))
+    if connection.vendor == "postgresql":
+        counts, merged = _merged_in_postgresql(rollups)
+    else:
+        counts, merged = _merged_here(rollups)
     per_check: dict[int, list[tuple[str, int, int, list[list[int]]]]] = defaultdict(list)
-    for (hc_id, region_id), histograms in merged.items():
-        runs, failures = counts[(hc_id, region_id)]
+    for (hc_id, region_id), (runs, failures) in counts.items():
         per_check[hc_id].append(
-            (slugs.get(region_id, str(region_id)), runs, failures, latency.merge(histograms))
+            (slugs.get(region_id, str(region_id)), runs, failures, merged.get((hc_id, region_id), []))
         )
     result: dict[int, tuple[tuple[RegionLatency, ...], RegionLatency]] = {}
     for hc_id, regions in per_check.items():
@@ -170,6 +165,52 @@ def _latencies(
             _region_latency("all", sum(r[1] for r in regions), sum(r[2] for r in regions), overall),
         )
     return result
+
+
+# Per (healthcheck, region): the runs and failures, and the merged histogram.
+_Counts = dict[tuple[int, int], tuple[int, int]]
+_Merged = dict[tuple[int, int], latency.Histogram]
+
+
+def _merged_here(rollups: QuerySet[Rollup]) -> tuple[_Counts, _Merged]:
+    """Return the rollups' runs, failures and merged histograms per (healthcheck, region), merged in Python."""
+    histograms: dict[tuple[int, int], list[latency.Histogram]] = defaultdict(list)
+    counts: dict[tuple[int, int], tuple[int, int]] = {}
+    rows = rollups.values_list("healthcheck_id", "region_id", "runs", "failures", "histogram").iterator(
+        chunk_size=5000
+    )
+    for hc_id, region_id, runs, failures, histogram in rows:
+        key = (hc_id, region_id)
+        histograms[key].append(histogram)
+        before = counts.get(key, (0, 0))
+        counts[key] = (before[0] + runs, before[1] + failures)
+    return counts, {key: latency.merge(found) for key, found in histograms.items()}
+
+
+def _merged_in_postgresql(rollups: QuerySet[Rollup]) -> tuple[_Counts, _Merged]:
+    """Return what _merged_here does, the histograms summed by PostgreSQL bucket by bucket.
+
+    A month of 500 checks in three regions is ~80,000 rollups: decoding their JSON one by one
+    took most of the report's figures; summed in the database, a few thousand rows come back.
+    """
+    counts = {
+        (hc_id, region_id): (runs, failures)
+        for hc_id, region_id, runs, failures in rollups.values("healthcheck_id", "region_id")
+        .annotate(all_runs=Sum("runs"), all_failures=Sum("failures"))
+        .values_list("healthcheck_id", "region_id", "all_runs", "all_failures")
+    }
+    chosen, params = rollups.values_list("healthcheck_id", "region_id", "histogram").query.sql_with_params()
+    sql = (
+        "SELECT r.hc, r.region, (b.value->>0)::integer AS bucket, SUM((b.value->>1)::bigint)"  # noqa: S608 - the ORM's own SQL, values are parameters
+        f" FROM ({chosen}) AS r (hc, region, histogram) CROSS JOIN LATERAL jsonb_array_elements(r.histogram) AS b"
+        " GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+    )
+    merged: _Merged = defaultdict(list)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for hc_id, region_id, bucket, count in cursor.fetchall():
+            merged[(hc_id, region_id)].append([bucket, int(count)])
+    return counts, merged
 
 
 def _region_latency(region: str, runs: int, failures: int, histogram: list[list[int]]) -> RegionLatency:

@@ -29,6 +29,7 @@ from monitors.models import (
     Rollup,
 )
 from monitors.selectors import maintenance_covering, maintenance_live, uptime_history
+from monitors.timestamps import EpochSeconds, from_epoch
 from probes.types import Status
 from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
 from statuspages.render import badges
@@ -148,7 +149,19 @@ class PageView:
 # --- the reads -----------------------------------------------------------------------------------
 
 
+def _regions_down_count() -> Subquery:
+    """Return how many of the component's healthcheck's regions are down, as a subquery of the component's row."""
+    down = (
+        RegionState.objects.filter(healthcheck_id=OuterRef("healthcheck_id"), status=Status.DOWN.value)
+        .values("healthcheck_id")
+        .annotate(count=Count("id"))
+        .values("count")
+    )
+    return Subquery(down, output_field=IntegerField())
+
+
 def _components(page: StatusPage) -> list[Component]:
+    """Return the page's components with their healthchecks and, as ``regions_down``, their regions down."""
     return list(
         Component.objects.filter(page=page)
         .select_related("healthcheck")
@@ -172,6 +185,7 @@ def _components(page: StatusPage) -> list[Component]:
             "healthcheck__recheck_count",
             "healthcheck__recheck_delay_seconds",
         )
+        .annotate(regions_down=Coalesce(_regions_down_count(), 0))
     )
 
 
@@ -198,6 +212,21 @@ def _incidents(
                 ),
             ),
         )
+    )
+
+
+def _window_incidents(page: StatusPage, start: datetime) -> list[PublishedIncident]:
+    """Return the published incidents open at some time since ``start``, with their components, for the bars' tooltips.
+
+    Their titles and times only: the updates are the listed incidents' (_incidents), not read here.
+    """
+    return list(
+        PublishedIncident.objects.filter(page=page)
+        .exclude(resolved_at__lt=start)
+        # Newest kept when a window holds more than the cap.
+        .order_by("-created_at", "-id")
+        .only("id", "title", "created_at", "resolved_at")[:MAX_HISTORY_INCIDENTS]
+        .prefetch_related(Prefetch("components", queryset=Component.objects.only("id")))
     )
 
 
@@ -230,11 +259,11 @@ def _points(healthcheck_ids: Sequence[int], now: datetime) -> dict[int, list[Poi
         start__gte=now - timedelta(hours=CHART_HOURS),
         p50_ms__isnull=False,
         runs__gt=0,
-    ).values_list("healthcheck_id", "start", "runs", "p50_ms")
+    ).values_list("healthcheck_id", EpochSeconds("start"), "runs", "p50_ms")
     for hc_id, start, runs, p50 in rows:
         if p50 is None:
             continue
-        total = sums[(hc_id, start)]
+        total = sums[(hc_id, from_epoch(start))]
         total[0] += p50 * runs
         total[1] += runs
     points: dict[int, list[Point]] = defaultdict(list)
@@ -389,7 +418,8 @@ def page_view(
     components = _components(page)
     healthchecks = [component.healthcheck for component in components]
     ids = [hc.id for hc in healthchecks]
-    down = _regions_down(ids)
+    # Read with the components (one query for both).
+    down = {component.healthcheck_id: getattr(component, "regions_down", 0) for component in components}
     chosen = PublishedIncident.objects.all()
     if incidents == "unresolved":
         chosen = chosen.exclude(status=PublishedIncident.Status.RESOLVED)
@@ -407,14 +437,7 @@ def page_view(
         intervals = uptime_history(healthchecks=healthchecks, start=window_start, end=now)
         points = _points(ids, now)
         mcp = _mcp_details([c.healthcheck_id for c in components if c.show_mcp_details])
-        window_incidents = _incidents(
-            page,
-            PublishedIncident.objects.exclude(resolved_at__lt=window_start),
-            # Newest kept when a window holds more than the cap.
-            order=("-created_at", "-id"),
-            limit=MAX_HISTORY_INCIDENTS,
-        )
-        spans = _spans(window_incidents)
+        spans = _spans(_window_incidents(page, window_start))
     for component in components:
         hc = component.healthcheck
         status = component_status(
@@ -589,12 +612,6 @@ def component_by_badge_key(*, key: str, slug: str | None = None, host: str | Non
     public_id = _uuid(key)
     if public_id is not None:
         wanted |= Q(public_id=public_id, page__access=StatusPage.Access.PUBLIC)
-    down = (
-        RegionState.objects.filter(healthcheck_id=OuterRef("healthcheck_id"), status=Status.DOWN.value)
-        .values("healthcheck_id")
-        .annotate(count=Count("id"))
-        .values("count")
-    )
     return (
         Component.objects.filter(on_page, wanted)
         .select_related("healthcheck")
@@ -613,7 +630,7 @@ def component_by_badge_key(*, key: str, slug: str | None = None, host: str | Non
             "healthcheck__recheck_count",
             "healthcheck__recheck_delay_seconds",
         )
-        .annotate(regions_down=Coalesce(Subquery(down, output_field=IntegerField()), 0))
+        .annotate(regions_down=Coalesce(_regions_down_count(), 0))
         .first()
     )
 

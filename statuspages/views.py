@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from monitors.errors import ServiceError
 from statuspages import selectors, services
-from statuspages.cache import HTML_SECONDS, html_key
+from statuspages.cache import HTML_SECONDS, badge_slot, html_key, keep_badge, kept_badge
 from statuspages.feeds import FEED_ITEMS, FeedSource, IncidentsAtom, IncidentsRss
 from statuspages.models import StatusPage
 from statuspages.render import badges
@@ -452,14 +452,20 @@ def unsubscribe(request: HttpRequest, token: str, slug: str | None = None) -> Ht
 NOT_FOUND_BADGE = badges.Badge("badge", "not found", badges.Color.LIGHTGREY)
 
 
-def _badge_answer(request: HttpRequest, badge: badges.Badge, fmt: str, status: int) -> HttpResponse:
+def _badge_body(badge: badges.Badge, fmt: str, status: int) -> tuple[bytes, str]:
     if fmt == "json":
         payload = badges.shields_endpoint(badge)
         if status != 200:
             payload["isError"] = True
-        body, content_type = json_body(payload), "application/json"
-    else:
-        body, content_type = badges.badge_svg(badge).encode(), "image/svg+xml; charset=utf-8"
+        return json_body(payload), "application/json"
+    return badges.badge_svg(badge).encode(), "image/svg+xml; charset=utf-8"
+
+
+def _badge_answer(request: HttpRequest, badge: badges.Badge, fmt: str, status: int) -> HttpResponse:
+    return _badge_response(request, *_badge_body(badge, fmt, status), status)
+
+
+def _badge_response(request: HttpRequest, body: bytes, content_type: str, status: int) -> HttpResponse:
     etag = strong_etag(body)
     if status == 200 and etag_matches(request.headers.get("If-None-Match"), etag):
         response = HttpResponse(status=304)
@@ -493,11 +499,16 @@ def badge(request: HttpRequest, key: str, name: str, fmt: str, slug: str | None 
         return response
     if name not in selectors.BADGE_NAMES:
         return _badge_answer(request, NOT_FOUND_BADGE, fmt, 404)
+    host = request.get_host() if slug is None else None
+    slot = badge_slot(f"/s/{slug}/" if slug is not None else f"//{host}/", key, name, fmt)
+    kept = kept_badge(slot)
+    if kept is not None:
+        return _badge_response(request, *kept, 200)
     # The page and the component in one query (not _where's two): a badge is asked for often.
-    component = selectors.component_by_badge_key(
-        key=key, slug=slug, host=request.get_host() if slug is None else None
-    )
+    component = selectors.component_by_badge_key(key=key, slug=slug, host=host)
     if component is None:
         return _badge_answer(request, NOT_FOUND_BADGE, fmt, 404)
     drawn = selectors.component_badge(component=component, name=name, now=timezone.now())
-    return _badge_answer(request, drawn, fmt, 200)
+    body, content_type = _badge_body(drawn, fmt, 200)
+    keep_badge(slot, component.page_id, body, content_type)
+    return _badge_response(request, body, content_type, 200)

@@ -6,6 +6,7 @@ setting comes from the command line (``manage.py serve``, the Dockerfile).
 
 from __future__ import annotations
 
+import gc
 import os
 from typing import Protocol
 
@@ -21,3 +22,13 @@ def child_exit(server: object, worker: _Worker) -> None:
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         # prometheus_client's multiprocess module has no annotations (the rest of the package has).
         multiprocess.mark_process_dead(worker.pid)  # type: ignore[no-untyped-call]
+
+
+def post_worker_init(worker: object) -> None:
+    """Put what the worker loaded at start (Django, the apps, their modules) out of the garbage collector's sight.
+
+    Those objects live as long as the worker, yet every full collection walked all of them
+    (some 150,000): a status page drawn afresh, which makes tens of thousands of objects, paid
+    40 ms for it every other time. Frozen, a full collection walks only what requests made.
+    """
+    gc.freeze()

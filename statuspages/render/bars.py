@@ -65,7 +65,7 @@ class BarLevel(StrEnum):
     NO_DATA = "no-data"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IncidentSpan:
     """Hold a published incident's title and the time it was open, for the days' tooltips."""
 
@@ -74,7 +74,7 @@ class IncidentSpan:
     end: datetime | None  # None while unresolved
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DayBar:
     """Hold one day of a component's strip: its seconds by kind and its colour class."""
 

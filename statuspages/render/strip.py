@@ -8,6 +8,7 @@ maintenance, incidents).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from statuspages.render.bars import BarLevel, DayBar, period_uptime
@@ -66,13 +67,20 @@ def uptime_strip_svg(name: str, bars: Sequence[DayBar]) -> str:
         f' viewBox="0 0 {width} {BAR_HEIGHT}" role="img" aria-label="{label}">',
         f"<title>{label}</title>",
     ]
-    for index, bar in enumerate(bars):
-        level = bar.level
-        x = number(index * (BAR_WIDTH + BAR_GAP))
-        parts.append(
-            f'<rect class="bar bar-{level.value}" x="{x}" y="0" width="{BAR_WIDTH}" height="{BAR_HEIGHT}"'
-            f' rx="1" fill="{FILLS[level]}" data-date="{bar.day.isoformat()}">'
-            f"<title>{escape(day_tooltip(bar))}</title></rect>"
-        )
+    parts.extend(_bar_rect(index, bar) for index, bar in enumerate(bars))
     parts.append("</svg>")
     return "".join(parts)
+
+
+# A page's components mostly share their days' figures (a whole day up is the same bar for
+# every component), and a page is drawn again every HTML_SECONDS: the same bar at the same place
+# is drawn once. Bounded: a few pages' worth of distinct bars.
+@functools.lru_cache(maxsize=8192)
+def _bar_rect(index: int, bar: DayBar) -> str:
+    level = bar.level
+    x = number(index * (BAR_WIDTH + BAR_GAP))
+    return (
+        f'<rect class="bar bar-{level.value}" x="{x}" y="0" width="{BAR_WIDTH}" height="{BAR_HEIGHT}"'
+        f' rx="1" fill="{FILLS[level]}" data-date="{bar.day.isoformat()}">'
+        f"<title>{escape(day_tooltip(bar))}</title></rect>"
+    )

@@ -77,6 +77,7 @@ def component_rotate_badge_token(*, component: Component) -> Component:
     """Give the component a fresh badge token; its badge URLs with the old one stop answering at once."""
     component.badge_token = badge_token()
     component.save(update_fields=["badge_token", "updated_at"])
+    page_changed(component.page_id)  # forgets the badges kept under the old token
     return component
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import csv
 import io
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 from pypdf import PdfReader
 
 from monitors import latency
+from monitors.models import Rollup
 from reports.models import HealthcheckTarget, ReportSettings
+from reports.selectors import _merged_here, _merged_in_postgresql
 
 pytestmark = pytest.mark.django_db
 
@@ -90,6 +93,14 @@ def test_response_times_come_from_the_rollups_histograms_per_region(client, hist
     # The day's hourly rollup is inside its daily one: read once, from the day.
     assert us["runs"] == 100
     assert times["all_regions"]["runs"] == 200
+
+
+def test_postgresql_sums_the_histograms_as_python_merges_them(postgres, history):
+    rollups = Rollup.objects.filter(start__gte=datetime(2026, 10, 1, tzinfo=UTC))
+    counts, merged = _merged_in_postgresql(rollups)
+
+    assert (counts, dict(merged)) == _merged_here(rollups)
+    assert merged  # the history has rollups with histograms to sum
 
 
 def test_one_healthcheck_s_report(client, history):

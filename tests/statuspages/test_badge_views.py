@@ -235,3 +235,44 @@ def test_a_badge_reads_in_a_few_queries(web, public, name):
     with CaptureQueriesContext(connection) as captured:
         assert badge(web, page, component.public_id, name).status_code == 200
     assert len(captured.captured_queries) <= 3
+
+
+def _asked(web: Client, page, key, name: str = "status", fmt: str = "svg") -> int:
+    """Ask for a badge and return the SQL queries it took."""
+    with CaptureQueriesContext(connection) as captured:
+        assert badge(web, page, key, name, fmt).status_code == 200
+    return len(captured.captured_queries)
+
+
+def test_a_badge_asked_again_is_answered_from_what_was_kept(web, public):
+    page, component = public
+    _asked(web, page, component.public_id)  # learns which page the address names
+    _asked(web, page, component.public_id)  # drawn and kept
+    assert _asked(web, page, component.public_id) == 0
+    assert _asked(web, page, component.public_id, fmt="json") > 0  # each format is kept on its own
+
+
+def test_a_kept_badge_is_drawn_again_after_its_component_changes(web, public):
+    page, component = public
+    for _ in range(3):
+        badge(web, page, component.public_id, "status", "json")
+    services.component_update(component=component, changes={"display_name": "Renamed API"})
+    assert shields(badge(web, page, component.public_id, "status", "json"))[0] == "Renamed API"
+
+
+def test_a_rotated_token_stops_answering_though_its_badge_was_kept(web, private):
+    page, component = private
+    old = component.badge_token
+    for _ in range(3):
+        assert badge(web, page, old, "status").status_code == 200
+    services.component_rotate_badge_token(component=component)
+    assert badge(web, page, old, "status").status_code == 404
+
+
+def test_a_page_made_private_stops_answering_to_public_ids_though_kept(web, public):
+    page, component = public
+    for _ in range(3):
+        assert badge(web, page, component.public_id, "status").status_code == 200
+    services.status_page_update(page=page, changes={"access": "password", "password": "correct horse"})
+    assert badge(web, page, component.public_id, "status").status_code == 404
+    assert badge(web, page, component.badge_token, "status").status_code == 200
