@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 
 from monitors.models import ApiKey, Organization, Plan
 from monitors.services import api_key_create, organization_create
+from tests.live_uptimy import LiveUptimy, start_uptimy
 from tests.peers.peer_support import free_port
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -258,3 +259,13 @@ def private_postgres_cluster() -> Iterator[PrivatePostgres]:
         with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
             cluster.stop("immediate")
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def live_uptimy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveUptimy]:
+    """Serve Uptimy as `make run` does (manage.py serve) on a free port, with a database of its own, once a run."""
+    running = start_uptimy(tmp_path_factory.mktemp("uptimy-live"))
+    try:
+        yield running
+    finally:
+        running.stop()

@@ -20,9 +20,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp_live import BearerProxy
 
 from tests.conftest import PEERS_SWITCH, unavailable
+from tests.live_uptimy import BearerProxy
 from tests.peers.peer_support import CONFORMANCE_JS, NODE22, ROOT
 
 pytestmark = pytest.mark.peers

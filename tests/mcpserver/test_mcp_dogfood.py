@@ -6,11 +6,10 @@ import json
 import subprocess
 import sys
 
-from mcp_live import ROOT
-
 from probes.checks.mcp import parse_mcp_config
 from probes.runner import ProbeEnv, run_check_sync
 from probes.types import Access, Status
+from tests.live_uptimy import ROOT
 
 TOOLS = (
     "add_monitors",

@@ -18,11 +18,11 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import OAuthClientMetadata
-from oauth_person import CALLBACK, CLIENT_NAME, MemoryStorage, Person
 
 from probes.checks.mcp import parse_mcp_config
 from probes.runner import ProbeEnv, run_check_sync
 from probes.types import Access, Status
+from tests.oauth_person import CALLBACK, CLIENT_NAME, MemoryStorage, Person
 
 
 def admin_login(live) -> tuple[str, str]:

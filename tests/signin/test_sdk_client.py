@@ -26,7 +26,6 @@ from django.urls import include, path
 from django.views.decorators.csrf import csrf_exempt
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import OAuthClientMetadata
-from oauth_person import CALLBACK, CLIENT_NAME, MemoryStorage, Person
 
 from mcpserver.auth import grant_for
 from monitors.models import Membership
@@ -36,6 +35,7 @@ from probes.runner import ProbeEnv, run_check_sync
 from probes.types import Access
 from signin.discovery import RESOURCE_METADATA_PATH, mcp_resource, public_base
 from signin.tokens import oauth_grant
+from tests.oauth_person import CALLBACK, CLIENT_NAME, MemoryStorage, Person
 
 PASSWORD = "a-long-test-password-42"
 

@@ -1,7 +1,8 @@
 """Start a real Uptimy (``manage.py serve``: gunicorn, uvicorn workers, the embedded worker) for MCP clients.
 
 pytest-django's live_server speaks WSGI only, and /mcp is ASGI, so the tests that connect with
-the official SDK client or the conformance suite start ``make run``'s own command on a free port,
+the official SDK client or the conformance suite, and uptimyctl's journey against `make run`, start
+``make run``'s own command on a free port,
 with a SQLite database of its own in a temporary var dir, and talk to it over HTTP only: the
 demo organization's API key it prints is their credential.
 """
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 START_TIMEOUT = 90.0
 # Settings of the test run that must not reach the server: it keeps its own database and no broker.
 NOT_PASSED = ("DATABASE_URL", "REDIS_URL", "PROMETHEUS_MULTIPROC_DIR", "DJANGO_SETTINGS_MODULE")
@@ -49,9 +50,16 @@ class LiveUptimy:
     def mcp_url(self) -> str:
         return f"{self.base}/mcp"
 
-    def create_key(self, *, read_only: bool) -> str:
-        """Return a new API key of the demo organization, made by ``manage.py createapikey``."""
-        args = [sys.executable, "manage.py", "createapikey", "demo", *(["--read-only"] if read_only else [])]
+    def create_key(self, *, read_only: bool, organization: str = "demo") -> str:
+        """Return a new API key of ``organization`` (made when missing), by ``manage.py createapikey``."""
+        args = [
+            sys.executable,
+            "manage.py",
+            "createapikey",
+            organization,
+            "--create-org",
+            *(["--read-only"] if read_only else []),
+        ]
         done = subprocess.run(
             args, cwd=ROOT, env=self.env, capture_output=True, text=True, timeout=60, check=True
         )
