@@ -13,10 +13,11 @@ from uuid import UUID
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
+from django.db.models import Case, Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value, When
 
-from monitors import latency
+from monitors import latency, roles
 from monitors.maintenance import (
     Occurrence,
     Schedule,
@@ -29,6 +30,7 @@ from monitors.models import (
     ApiKey,
     Healthcheck,
     HealthcheckTag,
+    Invitation,
     MaintenanceWindow,
     MaintenanceWindowTag,
     Membership,
@@ -66,6 +68,31 @@ def memberships_of(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Member
         .select_related("organization", "organization__plan")
         .order_by("created_at", "id")
     )
+
+
+def members_of(*, organization: Organization) -> QuerySet[Membership]:
+    """Return the organization's memberships with their users, owners first, then by email."""
+    order = Case(*(When(role=role, then=Value(rank)) for rank, role in enumerate(roles.ROLES)))
+    return (
+        Membership.objects.filter(organization=organization)
+        .select_related("user")
+        .order_by(order, "user__email", "id")
+    )
+
+
+def invitations_pending(*, organization: Organization, now: datetime) -> QuerySet[Invitation]:
+    """Return the organization's invitations neither accepted, revoked nor expired, newest first."""
+    return Invitation.objects.filter(
+        organization=organization, accepted_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now
+    ).order_by("-created_at", "-id")
+
+
+def invitation_by_public_id(*, public_id: str) -> Invitation | None:
+    """Return the invitation with its organization, or None."""
+    try:
+        return Invitation.objects.select_related("organization").get(public_id=public_id)
+    except (Invitation.DoesNotExist, ValueError, ValidationError):
+        return None
 
 
 def api_keys_of(*, organization: Organization) -> QuerySet[ApiKey]:

@@ -52,6 +52,12 @@ urlpatterns = [
         views.healthcheck_action,
         name="healthcheck-action",
     ),
+    path("invitations/<str:token>/", views.invitation, name="invitation"),
+    path("settings/members/", views.members, name="members"),
+    path("settings/members/invite/", views.member_invite, name="member-invite"),
+    path("settings/members/<int:member_id>/role/", views.member_role, name="member-role"),
+    path("settings/members/<int:member_id>/remove/", views.member_remove, name="member-remove"),
+    path("settings/invitations/<uuid:public_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
     path("settings/api-keys/", views.api_keys, name="api-keys"),
     path("settings/api-keys/<uuid:public_id>/revoke/", views.api_key_revoke, name="api-key-revoke"),
 ]

@@ -7,8 +7,11 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.views import LoginView
+from django.core.mail import send_mail
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
@@ -16,8 +19,10 @@ from django.views.decorators.http import require_http_methods, require_POST
 from monitors import selectors, services
 from monitors.api.serializers import HealthcheckSerializer
 from monitors.errors import ConfigInvalid, ServiceError
-from monitors.models import ApiKey, Healthcheck
+from monitors.models import ApiKey, Healthcheck, Invitation, Membership
+from monitors.roles import UNKNOWN_ROLE
 from monitors.secrets import SecretUnreadable
+from monitors.services import INVITATION_GONE
 from monitors.worker.execution import probe_env
 from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
@@ -27,7 +32,7 @@ from statuspages.render.chart import response_time_svg
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import SESSION_ORGANIZATION, Seat, member_view
-from web.forms import ApiKeyForm, RateLimitedLoginForm, SignupForm
+from web.forms import ROLE_CHOICES, ApiKeyForm, InviteForm, RateLimitedLoginForm, RoleForm, SignupForm
 from web.results import ResultView, view_of_outcome
 
 STATUS_CHOICES = ("up", "degraded", "down", "pending", "paused")
@@ -44,11 +49,38 @@ class SignInView(LoginView):
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
-    """Create an account with an organization of its own on the free plan, owned by it; sign it in."""
+    """Create an account with an organization of its own on the free plan, owned by it; sign it in.
+
+    Through an invitation's link (``?invitation=<token>``) the account joins the inviting
+    organization instead, with the invitation's role.
+    """
     if request.user.is_authenticated:
         return redirect("web:dashboard")
-    form = SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    token = request.GET.get("invitation", "")
+    invitation = _live_invitation(token) if token else None
+    if token and invitation is None:
+        return render(request, "web/accounts/invitation.html", {"gone": INVITATION_GONE}, status=404)
+    form = SignupForm(
+        request.POST or None,
+        initial={"email": invitation.email} if invitation else None,
+        joining=invitation is not None,
+    )
+    if request.method == "POST" and form.is_valid() and invitation is not None:
+        try:
+            user, membership = services.invitation_sign_up(
+                invitation=invitation,
+                email=form.cleaned_data["email"],
+                password=form.cleaned_data["password1"],
+                now=timezone.now(),
+            )
+        except ServiceError as refused:
+            form.add_error(None, refused.message)
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
+            messages.success(request, f"Welcome to {membership.organization.name}, as {membership.role}.")
+            return redirect("web:dashboard")
+    elif request.method == "POST" and form.is_valid():
         user, organization = services.organization_sign_up(
             email=form.cleaned_data["email"],
             password=form.cleaned_data["password1"],
@@ -58,7 +90,38 @@ def signup(request: HttpRequest) -> HttpResponse:
         request.session[SESSION_ORGANIZATION] = str(organization.public_id)
         messages.success(request, f"Welcome to Uptimy. {organization.name} is on the free plan.")
         return redirect("web:dashboard")
-    return render(request, "web/accounts/signup.html", {"form": form})
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request, "web/accounts/signup.html", {"form": form, "invitation": invitation}, status=status
+    )
+
+
+def _live_invitation(token: str) -> Invitation | None:
+    """Return the invitation a link's token names while it can still be accepted, else None."""
+    public_id = services.invitation_public_id(token)
+    invitation = selectors.invitation_by_public_id(public_id=public_id) if public_id else None
+    if invitation is None or invitation.accepted_at or invitation.revoked_at:
+        return None
+    return invitation if invitation.expires_at > timezone.now() else None
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """Show an invitation: sign up or sign in to accept it (GET), then join the organization (POST)."""
+    live = _live_invitation(token)
+    if live is None:
+        return render(request, "web/accounts/invitation.html", {"gone": INVITATION_GONE}, status=404)
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            return redirect(f"{reverse('web:login')}?next={request.path}")
+        try:
+            membership = services.invitation_accept(invitation=live, user=request.user, now=timezone.now())
+        except ServiceError as refused:
+            return render(request, "web/accounts/invitation.html", {"gone": refused.message}, status=404)
+        request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
+        messages.success(request, f"You joined {membership.organization.name} as {membership.role}.")
+        return redirect("web:dashboard")
+    return render(request, "web/accounts/invitation.html", {"invitation": live, "token": token})
 
 
 @require_POST
@@ -307,6 +370,128 @@ def healthcheck_delete(request: HttpRequest, seat: Seat, public_id: str) -> Http
         messages.success(request, f"Deleted {name} and its results.")
         return redirect("web:dashboard")
     return render(request, "web/healthchecks/delete.html", {"seat": seat, "hc": healthcheck})
+
+
+# --- settings: members and invitations ----------------------------------------------------------------
+
+
+def _members_page(
+    request: HttpRequest,
+    seat: Seat,
+    *,
+    invite_form: InviteForm | None = None,
+    errors: dict[int, str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "seat": seat,
+        "members": list(selectors.members_of(organization=seat.organization)),
+        "invitations": list(
+            selectors.invitations_pending(organization=seat.organization, now=timezone.now())
+        ),
+        "invite_form": invite_form or InviteForm(),
+        "roles": ROLE_CHOICES,
+        "errors": errors or {},
+    }
+    return render(request, "web/settings/members.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD"])
+@member_view()
+def members(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's members and pending invitations; owners and admins manage them."""
+    return _members_page(request, seat)
+
+
+@require_POST
+@member_view(manage=True)
+def member_invite(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Invite someone by email with a role: a signed link, mailed through Django's mail backend."""
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        try:
+            invitation = services.invitation_create(
+                organization=seat.organization,
+                email=form.cleaned_data["email"],
+                role=form.cleaned_data["role"],
+                actor=seat.membership,
+                now=timezone.now(),
+            )
+        except ServiceError as refused:
+            form.add_error(refused.field if refused.field in form.fields else None, refused.message)
+        else:
+            _send_invitation(request, invitation)
+            messages.success(
+                request, f"Invited {invitation.email} as {invitation.role}; the link works 7 days."
+            )
+            return redirect("web:members")
+    return _members_page(request, seat, invite_form=form, status=400)
+
+
+def _send_invitation(request: HttpRequest, invitation: Invitation) -> None:
+    link = request.build_absolute_uri(reverse("web:invitation", args=[services.invitation_token(invitation)]))
+    context = {"invitation": invitation, "link": link, "inviter": request.user}
+    subject = render_to_string("web/accounts/invitation_subject.txt", context).strip()
+    send_mail(
+        subject, render_to_string("web/accounts/invitation_email.txt", context), None, [invitation.email]
+    )
+
+
+def _member(seat: Seat, member_id: int) -> Membership:
+    """Return a membership of the seat's organization; another organization's (or none) is a 404."""
+    try:
+        return selectors.members_of(organization=seat.organization).get(pk=member_id)
+    except Membership.DoesNotExist:
+        raise Http404("No such member.") from None
+
+
+@require_POST
+@member_view(manage=True)
+def member_role(request: HttpRequest, seat: Seat, member_id: int) -> HttpResponse:
+    membership = _member(seat, member_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        return _members_page(request, seat, errors={membership.pk: UNKNOWN_ROLE}, status=400)
+    try:
+        services.membership_role_set(
+            membership=membership, role=form.cleaned_data["role"], actor=seat.membership
+        )
+    except ServiceError as refused:
+        return _members_page(request, seat, errors={membership.pk: refused.message}, status=400)
+    messages.success(request, f"{membership.user.email or membership.user} is now {membership.role}.")
+    return redirect("web:members")
+
+
+@require_POST
+@member_view(manage=True)
+def member_remove(request: HttpRequest, seat: Seat, member_id: int) -> HttpResponse:
+    membership = _member(seat, member_id)
+    try:
+        services.membership_remove(membership=membership, actor=seat.membership)
+    except ServiceError as refused:
+        return _members_page(request, seat, errors={membership.pk: refused.message}, status=400)
+    messages.success(
+        request, f"Removed {membership.user.email or membership.user} from {seat.organization.name}."
+    )
+    if membership.pk == seat.membership.pk:
+        request.session.pop(SESSION_ORGANIZATION, None)
+        return redirect("web:dashboard")
+    return redirect("web:members")
+
+
+@require_POST
+@member_view(manage=True)
+def invitation_revoke(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    invitation = selectors.invitation_by_public_id(public_id=public_id)
+    if invitation is None or invitation.organization_id != seat.organization.pk:
+        raise Http404("No such invitation.")
+    try:
+        services.invitation_revoke(invitation=invitation, actor=seat.membership, now=timezone.now())
+    except ServiceError as refused:
+        messages.error(request, refused.message)
+        return _members_page(request, seat, status=400)
+    messages.success(request, f"Revoked the invitation of {invitation.email}; its link no longer works.")
+    return redirect("web:members")
 
 
 # --- settings: API keys -----------------------------------------------------------------------------

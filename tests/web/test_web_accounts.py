@@ -91,7 +91,7 @@ def test_sign_up_shows_what_to_fix_next_to_the_field(fields, field, message):
         **fields,
     }
     answer = Client().post("/app/signup/", data)
-    assert answer.status_code == 200
+    assert answer.status_code == 400
     assert message in answer.context["form"].errors[field][0]
     assert not get_user_model().objects.filter(username="c@example.com").exists()
 
