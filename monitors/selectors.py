@@ -41,7 +41,7 @@ from monitors.models import (
     StatusChange,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
-from monitors.uptime import Interval, Run, down_since, down_until
+from monitors.uptime import Availability, Interval, Run, availability, down_since, down_until
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
 from probes.text import storable
@@ -601,6 +601,36 @@ def uptime_history(
             downtime.append(Interval(begin, finish))
         result[hc.id] = UptimeHistory(downtime, measured, fallbacks)
     return result
+
+
+def availability_over(
+    *, healthchecks: Sequence[Healthcheck], spans: Mapping[str, timedelta], now: datetime
+) -> dict[int, dict[str, Availability]]:
+    """Return each healthcheck's uptime figures over each span ending at ``now`` (``{"24h": timedelta(hours=24)}``).
+
+    The status pages' and reports' definition (``monitors.uptime.availability``): downtime from
+    ``uptime_history``, maintenance out of the denominator. The healthchecks need what
+    ``uptime_history`` reads plus ``organization_id``. Queries: ``uptime_history``'s over the
+    longest span, and one or two for maintenance (none when no window is live).
+    """
+    if not healthchecks or not spans:
+        return {}
+    start = now - max(spans.values())
+    history = uptime_history(healthchecks=healthchecks, start=start, end=now)
+    held = maintenance_covering(
+        organizations={hc.id: hc.organization_id for hc in healthchecks}, start=start, end=now
+    )
+    figures: dict[int, dict[str, Availability]] = {}
+    for hc in healthchecks:
+        own = history[hc.id]
+        maintenance = [Interval(o.start, o.end) for o in held.get(hc.id, ())]
+        figures[hc.id] = {
+            name: availability(
+                start=now - length, end=now, downtime=own.downtime, maintenance=maintenance, data=own.measured
+            )
+            for name, length in spans.items()
+        }
+    return figures
 
 
 @dataclass(frozen=True)

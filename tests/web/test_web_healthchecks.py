@@ -227,18 +227,59 @@ def test_htmx_refreshes_the_rows_alone(owner, org, make_check):
     assert "<html" not in body
 
 
-def test_the_dashboard_shows_uptime_and_the_last_response(owner, org, make_check):
+def test_the_dashboard_shows_the_last_response(owner, org, make_check):
     healthcheck = make_check(org)
     region = Region.objects.get(slug="eu-west")
     RegionState.objects.create(
         healthcheck=healthcheck, region=region, status="up", last_result_at=timezone.now(), response_ms=123.4
     )
-    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
-    healthcheck.rollups.create(region=region, period="hour", start=hour, runs=4, failures=1)
+    assert owner.get("/app/").context["board"].rows[0].last_ms == 123.4
+
+
+def _up_for_two_days_with_an_hour_down(healthcheck) -> None:
+    now = timezone.now()
+    Healthcheck.objects.filter(pk=healthcheck.pk).update(created_at=now - timedelta(days=2), status="up")
+    healthcheck.status_changes.create(at=now - timedelta(hours=2), from_status="up", to_status="down")
+    healthcheck.status_changes.create(at=now - timedelta(hours=1), from_status="down", to_status="up")
+
+
+def test_the_dashboard_s_uptime_is_the_status_pages_and_reports_definition(owner, org, make_check):
+    """Duration-based on the status (monitors.uptime): 1 h down of 24 h, and of the 48 h since creation."""
+    _up_for_two_days_with_an_hour_down(make_check(org))
     row = owner.get("/app/").context["board"].rows[0]
-    assert row.last_ms == 123.4
-    assert row.uptime_24h == 0.75
-    assert row.uptime_30d == 0.75
+    assert (row.uptime_24h, row.uptime_30d) == ("95.83", "97.91")
+    page = owner.get("/app/").content.decode()
+    assert "95.83%" in page
+
+
+def test_the_healthcheck_page_s_uptime_is_the_same_figure(owner, org, make_check):
+    healthcheck = make_check(org)
+    _up_for_two_days_with_an_hour_down(healthcheck)
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").context["page"]
+    assert (page.percent_24h, page.percent_30d) == ("95.83", "97.91")
+
+
+def test_a_check_without_measured_time_shows_a_dash_for_uptime(owner, org, make_check):
+    make_check(org)  # pending: nothing measured yet
+    row = owner.get("/app/").context["board"].rows[0]
+    assert (row.uptime_24h, row.uptime_30d) == (None, None)
+
+
+def test_the_dashboard_draws_each_check_s_last_24_hours_from_its_rollups(owner, org, make_check):
+    healthcheck = make_check(org)
+    eu, us = Region.objects.get(slug="eu-west"), Region.objects.get(slug="us-east")
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    for region, median, failures in [(eu, 100, 0), (us, 300, 1)]:
+        healthcheck.rollups.create(
+            region=region, period="hour", start=hour, runs=4, failures=failures, p50_ms=median
+        )
+    healthcheck.rollups.create(region=eu, period="hour", start=hour - timedelta(hours=3), runs=4, p50_ms=50)
+    healthcheck.rollups.create(region=eu, period="hour", start=hour - timedelta(hours=30), runs=4, p50_ms=9)
+    spark = owner.get("/app/").context["board"].rows[0].spark
+    assert sorted((h.index, h.median_ms, h.failures) for h in spark) == [(20, 50, 0), (23, 200, 1)]
+    assert 'aria-label="Last 24 hours: median 200 ms, slowest hour 200 ms, 1 hour with failures"' in (
+        owner.get("/app/").content.decode()
+    )
 
 
 def _result(healthcheck, **fields):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django import template
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from web.results import ACCESS_WORDS, STATUS_WORDS
+from web.sparkline import SparkHour, sparkline_svg
 
 register = template.Library()
 
@@ -32,6 +35,17 @@ def percent(value: float | None) -> str:
         return "—"
     floored = int(value * 10_000) / 100
     return f"{floored:.2f}%"
+
+
+@register.filter
+def uptime(value: str | None) -> str:
+    """Return monitors.uptime's floored percentage text with its sign; a dash without measured time."""
+    return "—" if value is None else f"{value}%"
+
+
+@register.filter
+def sparkline(hours: Sequence[SparkHour]) -> SafeString:
+    return mark_safe(sparkline_svg(hours))  # noqa: S308  # the renderer escapes the one text it writes
 
 
 @register.filter
