@@ -11,6 +11,8 @@ from django.core.paginator import Page, Paginator
 from django.db.models import Avg, QuerySet, Sum
 from rest_framework.exceptions import ValidationError as FilterRefused
 
+from alerts.models import Incident
+from alerts.selectors import incidents_of_healthcheck
 from monitors import selectors
 from monitors.api.filters import HealthcheckFilter
 from monitors.models import (
@@ -21,13 +23,16 @@ from monitors.models import (
     RegionState,
     Rollup,
     StatusChange,
+    ToolChange,
     ToolList,
 )
 from probes.checks import UnknownCheckKind, check_kind
-from web.results import ResultView, view_of_result
+from web.results import ResultView, response_time, view_of_result
 from web.sparkline import HOURS, SparkHour
 
 STATUS_CHANGES_SHOWN = 20
+TOOL_CHANGES_SHOWN = 20
+INCIDENTS_SHOWN = 10
 # Healthchecks per dashboard page: a page's figures cost the same however many the organization has.
 PAGE_SIZE = 50
 CHART_SPANS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
@@ -92,12 +97,12 @@ def dashboard(*, organization: Organization, query: Mapping[str, str], now: date
     figures = selectors.availability_over(healthchecks=healthchecks, spans=UPTIME_SPANS, now=now)
     sparks = spark_hours(healthcheck_ids=ids, now=now)
     last_ms: dict[int, float | None] = {}
-    for hc_id, response_ms in (
+    for hc_id, response_ms, kind in (
         RegionState.objects.filter(healthcheck_id__in=ids, last_result_at__isnull=False)
         .order_by("healthcheck_id", "-last_result_at")
-        .values_list("healthcheck_id", "response_ms")
+        .values_list("healthcheck_id", "response_ms", "kind")
     ):
-        last_ms.setdefault(hc_id, response_ms)
+        last_ms.setdefault(hc_id, response_time(response_ms, kind))
     tags_of: dict[int, list[str]] = {}
     for hc_id, name in (
         HealthcheckTag.objects.filter(healthcheck_id__in=ids)
@@ -148,12 +153,47 @@ def spark_hours(*, healthcheck_ids: list[int], now: datetime) -> dict[int, list[
 
 
 @dataclass(frozen=True, slots=True)
+class ToolChangeView:
+    """Say what one change of the tool list did: tools removed, tools that gained required inputs, tools added.
+
+    Each list holds the first names the recorder kept; ``*_more`` counts the ones it left out.
+    """
+
+    at: datetime
+    region: str
+    removed: tuple[str, ...]
+    removed_more: int
+    gained: tuple[tuple[str, tuple[str, ...]], ...]
+    gained_more: int
+    added: tuple[str, ...]
+    added_more: int
+
+
+def view_of_tool_change(row: ToolChange) -> ToolChangeView:
+    gained = tuple(
+        (str(tool), tuple(map(str, inputs))) for tool, inputs in dict(row.new_required_inputs).items()
+    )
+    return ToolChangeView(
+        at=row.at,
+        region=row.region.slug,
+        removed=tuple(map(str, row.removed)),
+        removed_more=max(0, row.removed_count - len(row.removed)),
+        gained=gained,
+        gained_more=max(0, row.new_required_inputs_count - len(gained)),
+        added=tuple(map(str, row.added)),
+        added_more=max(0, row.added_count - len(row.added)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class HealthcheckPage:
     healthcheck: Healthcheck
     type_name: str
     regions: list[RegionState]
     latest: ResultView | None
     status_changes: list[StatusChange]
+    tool_changes: list[ToolChangeView]
+    incidents: list[Incident]
     uptime_24h: Any
     uptime_30d: Any
     # Floored percentages as text, monitors.uptime's definition (the runs and p95 above are the rollups').
@@ -203,6 +243,11 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         regions=regions,
         latest=latest,
         status_changes=changes,
+        tool_changes=[
+            view_of_tool_change(row)
+            for row in healthcheck.tool_changes.select_related("region")[:TOOL_CHANGES_SHOWN]
+        ],
+        incidents=incidents_of_healthcheck(healthcheck=healthcheck, limit=INCIDENTS_SHOWN),
         uptime_24h=selectors.uptime_of(healthcheck=healthcheck, start=now - timedelta(hours=24), end=now)[
             "overall"
         ],

@@ -496,3 +496,120 @@ def test_the_dashboard_pages_through_many_healthchecks_keeping_the_filters(
     assert 'href="?search=check&amp;page=2">Next</a>' in first.content.decode()
     last = owner.get("/app/?search=check&page=3")
     assert [row.healthcheck.name for row in last.context["board"].rows] == ["Check 0"]
+
+
+def _incident(healthcheck, **fields):
+    from alerts.models import Incident
+
+    defaults = {
+        "organization": healthcheck.organization,
+        "healthcheck": healthcheck,
+        "healthcheck_public_id": healthcheck.public_id,
+        "healthcheck_name": healthcheck.name,
+        "severity": "critical",
+        "opened_at": timezone.now(),
+    }
+    return Incident.objects.create(**{**defaults, **fields})
+
+
+def test_the_healthcheck_page_lists_its_incidents_open_and_ended(owner, org, make_check):
+    healthcheck, other = make_check(org), make_check(org, name="Other")
+    earlier = timezone.now() - timedelta(days=1)
+    _incident(
+        healthcheck,
+        opened_at=earlier,
+        resolved_at=earlier + timedelta(minutes=5),
+        resolution="recovered",
+        cause_summary="Down in 2 of 3 regions",
+    )
+    _incident(healthcheck, cause_kind="missing_tools", cause_summary="Required tools missing: get_status")
+    _incident(other, cause_summary="Not this one")
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    section = page[page.index("<h2>Incidents</h2>") :]
+    assert "Down in 2 of 3 regions" in section
+    assert "(recovered)" in section
+    assert "Required tools missing: get_status" in section
+    assert "<strong>Open</strong>" in section
+    assert "Not this one" not in page
+
+
+def test_the_healthcheck_page_shows_the_tool_list_s_history(owner, org, make_check):
+    from monitors.models import ToolChange
+
+    healthcheck = make_check(org)
+    ToolChange.objects.create(
+        healthcheck=healthcheck,
+        at=timezone.now(),
+        region=Region.objects.get(slug="eu-west"),
+        previous_digest="a",
+        digest="b",
+        removed=["search_docs"],
+        removed_count=3,
+        new_required_inputs={"get_status": ["service", "zone"]},
+        new_required_inputs_count=1,
+    )
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    assert "Removed: <code>search_docs</code> and 2 more" in page
+    assert "Gained required inputs: <code>get_status</code> (service, zone)" in page
+
+
+def test_a_healthcheck_without_incidents_or_tool_changes_says_so(owner, org, make_check):
+    page = owner.get(f"/app/healthchecks/{make_check(org).public_id}/").content.decode()
+    assert "No incident yet." in page
+    assert "No tool was removed or gained a required input." in page
+
+
+@pytest.mark.parametrize(
+    ("kind", "shown"),
+    [
+        ("blocked_address", "—"),
+        ("dns", "—"),
+        ("connect", "—"),
+        ("config", "—"),
+        ("timeout", "0 ms"),
+        ("http_status", "0 ms"),
+        ("", "0 ms"),
+    ],
+)
+def test_a_run_that_never_connected_shows_no_response_time(owner, org, make_check, kind, shown):
+    healthcheck = make_check(org)
+    RegionState.objects.create(
+        healthcheck=healthcheck,
+        region=Region.objects.get(slug="eu-west"),
+        status="down" if kind else "up",
+        last_result_at=timezone.now(),
+        response_ms=0.0,
+        kind=kind,
+    )
+    _result(healthcheck, status="down" if kind else "up", kind=kind, dns_ms=0.0, total_ms=0.0)
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    assert f"<td>{shown}</td>" in page
+    assert ("Total 0.0 ms" in page) == (shown != "—")
+    assert owner.get("/app/").context["board"].rows[0].last_ms == (None if shown == "—" else 0.0)
+
+
+def _queries_for(owner, path: str) -> int:
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+
+    reset_queries()
+    with CaptureQueriesContext(connection) as captured:
+        assert owner.get(path).status_code == 200
+    return len(captured)
+
+
+def test_the_healthcheck_page_s_queries_do_not_grow_with_its_history(owner, org, make_check):
+    from monitors.models import ToolChange
+
+    healthcheck = make_check(org)
+    path = f"/app/healthchecks/{healthcheck.public_id}/"
+    region = Region.objects.get(slug="eu-west")
+    before = _queries_for(owner, path)
+    for index in range(5):
+        _incident(
+            healthcheck, opened_at=timezone.now() - timedelta(hours=index + 1), resolved_at=timezone.now()
+        )
+        ToolChange.objects.create(
+            healthcheck=healthcheck, at=timezone.now(), region=region, previous_digest="a", digest=f"b{index}"
+        )
+    assert _queries_for(owner, path) == before

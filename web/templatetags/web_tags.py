@@ -8,7 +8,7 @@ from django import template
 from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from web.results import ACCESS_WORDS, STATUS_WORDS
+from web.results import ACCESS_WORDS, STATUS_WORDS, response_time
 from web.sparkline import SparkHour, sparkline_svg
 
 register = template.Library()
@@ -51,6 +51,12 @@ def sparkline(hours: Sequence[SparkHour]) -> SafeString:
 @register.filter
 def ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f} ms"
+
+
+@register.filter
+def response(value: float | None, kind: str) -> str:
+    """Return a region's last response time; a dash when that run never connected (blocked, DNS, refused)."""
+    return ms(response_time(value, kind))
 
 
 @register.filter
