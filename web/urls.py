@@ -58,6 +58,9 @@ urlpatterns = [
     path("settings/members/<int:member_id>/role/", views.member_role, name="member-role"),
     path("settings/members/<int:member_id>/remove/", views.member_remove, name="member-remove"),
     path("settings/invitations/<uuid:public_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
+    path("settings/channels/", views.channels, name="channels"),
+    path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
+    path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
     path("settings/api-keys/", views.api_keys, name="api-keys"),
     path("settings/api-keys/<uuid:public_id>/revoke/", views.api_key_revoke, name="api-key-revoke"),
 ]

@@ -16,6 +16,10 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
+from alerts import selectors as alert_selectors
+from alerts import services as alert_services
+from alerts.api.serializers import ChannelSerializer, ChannelWriteSerializer
+from alerts.models import Channel
 from monitors import selectors, services
 from monitors.api.serializers import HealthcheckSerializer
 from monitors.errors import ConfigInvalid, ServiceError
@@ -29,6 +33,7 @@ from monitors.worker.tasks import broker_enqueue
 from probes.checks import UnknownCheckKind, check_kind
 from probes.runner import crashed_outcome, run_check_sync
 from statuspages.render.chart import response_time_svg
+from web import channel_form
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import SESSION_ORGANIZATION, Seat, member_view
@@ -492,6 +497,119 @@ def invitation_revoke(request: HttpRequest, seat: Seat, public_id: str) -> HttpR
         return _members_page(request, seat, status=400)
     messages.success(request, f"Revoked the invitation of {invitation.email}; its link no longer works.")
     return redirect("web:members")
+
+
+# --- settings: alert channels ----------------------------------------------------------------------
+
+
+def _channels_page(
+    request: HttpRequest, seat: Seat, form: channel_form.ChannelForm, *, status: int = 200, **extra: Any
+) -> HttpResponse:
+    rows = [
+        {"channel": channel, "config": _shown_config(ChannelSerializer(channel).data["config"])}
+        for channel in alert_selectors.channels_of(organization=seat.organization)
+    ]
+    context = {
+        "seat": seat,
+        "rows": rows,
+        "form": form,
+        "kinds": channel_form.KIND_NAMES,
+        **extra,
+    }
+    response = render(request, "web/settings/channels.html", context, status=status)
+    response["Cache-Control"] = "no-store"  # a generated signing secret is shown once, here
+    return response
+
+
+def _shown_config(masked: dict[str, Any] | None) -> list[tuple[str, str]] | None:
+    """Return the API's masked config as (field, text) pairs; None when it can't be decrypted."""
+    if masked is None:
+        return None
+    return [
+        (key, ", ".join(map(str, value)) if isinstance(value, list) else str(value))
+        for key, value in masked.items()
+        if value not in (None, "")
+    ]
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def channels(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's alert channels; add one (the API's serializer, parser and messages)."""
+    if request.method != "POST":
+        return _channels_page(request, seat, channel_form.blank_form(request.GET.get("kind", "email")))
+    form = channel_form.posted_form(request.POST)
+    serializer = ChannelWriteSerializer(data=channel_form.api_body(form))
+    if not form.errors and not serializer.is_valid():
+        form.add_errors(serializer.errors)
+    if form.errors:
+        return _channels_page(request, seat, form, status=400)
+    data = serializer.validated_data
+    try:
+        saved = alert_services.channel_add(
+            organization=seat.organization, name=data["name"], kind=data["kind"], config=data["config"]
+        )
+    except ServiceError as refused:
+        form.add_errors({refused.field: [refused.message]})
+        return _channels_page(request, seat, form, status=400)
+    messages.success(request, f"Added {saved.channel.name}; send it a test to see an alert arrive.")
+    if saved.generated_secret:
+        return _channels_page(
+            request,
+            seat,
+            channel_form.blank_form(form.kind),
+            secret={"channel": saved.channel, "value": saved.generated_secret},
+        )
+    return redirect("web:channels")
+
+
+def _channel(seat: Seat, public_id: str) -> Channel:
+    try:
+        return alert_selectors.channels_of(organization=seat.organization).get(public_id=public_id)
+    except (Channel.DoesNotExist, ValueError):
+        raise Http404("No such channel.") from None
+
+
+@require_POST
+@member_view()
+def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Send the channel a test alert now and say how it went."""
+    channel = _channel(seat, public_id)
+    try:
+        attempt = alert_services.channel_test(channel=channel, now=timezone.now())
+    except ServiceError as refused:
+        messages.error(request, refused.message)
+    except SecretUnreadable:
+        messages.error(
+            request, "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+        )
+    else:
+        if attempt.ok:
+            messages.success(request, f"Sent {channel.name} a test alert; it arrived.")
+        else:
+            messages.error(request, f"The test alert to {channel.name} did not arrive: {attempt.error}")
+    return redirect("web:channels")
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def channel_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Ask to confirm (GET), then delete the channel (POST)."""
+    channel = _channel(seat, public_id)
+    if request.method == "POST":
+        alert_services.channel_delete(channel=channel)
+        messages.success(request, f"Deleted {channel.name}; no alert goes there any more.")
+        return redirect("web:channels")
+    return render(
+        request,
+        "web/settings/confirm_delete.html",
+        {
+            "seat": seat,
+            "name": channel.name,
+            "consequence": "Alerts stop going to this channel, and its delivery history goes with it.",
+            "back": reverse("web:channels"),
+        },
+    )
 
 
 # --- settings: API keys -----------------------------------------------------------------------------
