@@ -61,6 +61,8 @@ urlpatterns = [
     path("settings/channels/", views.channels, name="channels"),
     path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
     path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
+    path("settings/reports/", views.report_settings, name="reports"),
+    path("settings/reports/monthly/", views.monthly_report, name="monthly-report"),
     path("settings/api-keys/", views.api_keys, name="api-keys"),
     path("settings/api-keys/<uuid:public_id>/revoke/", views.api_key_revoke, name="api-key-revoke"),
 ]

@@ -32,6 +32,9 @@ from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
 from probes.checks import UnknownCheckKind, check_kind
 from probes.runner import crashed_outcome, run_check_sync
+from reports import selectors as report_selectors
+from reports import services as report_services
+from reports.api.views import ReportSettingsSerializer
 from statuspages.render.chart import response_time_svg
 from web import channel_form
 from web import healthcheck_form as hc_form
@@ -610,6 +613,59 @@ def channel_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResp
             "back": reverse("web:channels"),
         },
     )
+
+
+# --- settings: reports -----------------------------------------------------------------------------
+
+
+def _reports_page(
+    request: HttpRequest,
+    seat: Seat,
+    errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+    **typed: str,
+) -> HttpResponse:
+    found = report_selectors.report_settings_of(organization=seat.organization)
+    context = {
+        "seat": seat,
+        "values": {"sla_target": f"{found.sla_target:.3f}", "time_zone": found.time_zone, **typed},
+        "errors": errors or {},
+        "is_owner": seat.role == Membership.Role.OWNER,
+        "opted_in": report_selectors.monthly_report_opted_in(membership=seat.membership),
+    }
+    return render(request, "web/settings/reports.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def report_settings(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Show and change the default SLA target and the monthly reports' time zone (the API's checks)."""
+    if request.method != "POST":
+        return _reports_page(request, seat)
+    typed = {key: request.POST.get(key, "").strip() for key in ("sla_target", "time_zone")}
+    serializer = ReportSettingsSerializer(data={key: value for key, value in typed.items() if value})
+    if not serializer.is_valid():
+        errors = {key: [str(m) for m in messages] for key, messages in serializer.errors.items()}
+        return _reports_page(request, seat, errors, status=400, **typed)
+    try:
+        report_services.report_settings_update(organization=seat.organization, **serializer.validated_data)
+    except ServiceError as refused:
+        return _reports_page(request, seat, {refused.field: [refused.message]}, status=400, **typed)
+    messages.success(request, "Saved the report settings.")
+    return redirect("web:reports")
+
+
+@require_POST
+@member_view()
+def monthly_report(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Opt the signed-in member in to (or out of) the monthly report email; owners receive it."""
+    if request.POST.get("monthly") == "on":
+        report_services.monthly_report_opt_in(membership=seat.membership)
+        messages.success(request, "You will receive last month's report by email early each month.")
+    else:
+        report_services.monthly_report_opt_out(membership=seat.membership)
+        messages.success(request, "You will no longer receive the monthly report.")
+    return redirect("web:reports")
 
 
 # --- settings: API keys -----------------------------------------------------------------------------
