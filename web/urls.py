@@ -61,6 +61,10 @@ urlpatterns = [
     path("settings/channels/", views.channels, name="channels"),
     path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
     path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
+    path("settings/maintenance/", views.maintenance, name="maintenance"),
+    path(
+        "settings/maintenance/<uuid:public_id>/delete/", views.maintenance_delete, name="maintenance-delete"
+    ),
     path("settings/reports/", views.report_settings, name="reports"),
     path("settings/reports/monthly/", views.monthly_report, name="monthly-report"),
     path("settings/api-keys/", views.api_keys, name="api-keys"),

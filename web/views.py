@@ -21,9 +21,9 @@ from alerts import services as alert_services
 from alerts.api.serializers import ChannelSerializer, ChannelWriteSerializer
 from alerts.models import Channel
 from monitors import selectors, services
-from monitors.api.serializers import HealthcheckSerializer
+from monitors.api.serializers import HealthcheckSerializer, MaintenanceWindowSerializer
 from monitors.errors import ConfigInvalid, ServiceError
-from monitors.models import ApiKey, Healthcheck, Invitation, Membership
+from monitors.models import ApiKey, Healthcheck, Invitation, MaintenanceWindow, Membership
 from monitors.roles import UNKNOWN_ROLE
 from monitors.secrets import SecretUnreadable
 from monitors.services import INVITATION_GONE
@@ -36,7 +36,7 @@ from reports import selectors as report_selectors
 from reports import services as report_services
 from reports.api.views import ReportSettingsSerializer
 from statuspages.render.chart import response_time_svg
-from web import channel_form
+from web import channel_form, maintenance_form
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import SESSION_ORGANIZATION, Seat, member_view
@@ -611,6 +611,102 @@ def channel_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResp
             "name": channel.name,
             "consequence": "Alerts stop going to this channel, and its delivery history goes with it.",
             "back": reverse("web:channels"),
+        },
+    )
+
+
+# --- settings: maintenance windows -----------------------------------------------------------------
+
+
+def _maintenance_page(
+    request: HttpRequest,
+    seat: Seat,
+    values: dict[str, Any] | None = None,
+    errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    now = timezone.now()
+    states = selectors.maintenance_window_states(organization=seat.organization, at=now)
+    healthchecks = list(
+        selectors.healthchecks_of(organization=seat.organization)
+        .order_by("name")
+        .values_list("public_id", "name")
+    )
+    names = dict(healthchecks)
+    windows = []
+    for window in selectors.maintenance_windows_of(organization=seat.organization).order_by(
+        "starts_at", "id"
+    ):
+        current, upcoming = states.get(window.id, (None, None))
+        windows.append(
+            {
+                "window": window,
+                "current": current,
+                "next": upcoming,
+                "healthchecks": sorted(names.get(hc.public_id, "") for hc in window.healthchecks.all()),
+                "tags": sorted(tag.name for tag in window.tag_rows.all()),
+            }
+        )
+    context = {
+        "seat": seat,
+        "windows": windows,
+        "values": values or {"timezone": "UTC", "healthchecks": []},
+        "errors": errors or {},
+        "healthchecks": healthchecks,
+    }
+    return render(request, "web/settings/maintenance.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def maintenance(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's maintenance windows; add a one-off or recurring one (the API's checks)."""
+    if request.method != "POST":
+        return _maintenance_page(request, seat)
+    values = maintenance_form.typed(request.POST)
+    serializer = MaintenanceWindowSerializer(data=maintenance_form.api_body(values))
+    if not serializer.is_valid():
+        errors = {key: [str(m) for m in _flat(messages)] for key, messages in serializer.errors.items()}
+        return _maintenance_page(request, seat, values, errors, status=400)
+    try:
+        window = services.maintenance_window_create(
+            organization=seat.organization, **serializer.to_service_changes()
+        )
+    except ServiceError as refused:
+        return _maintenance_page(request, seat, values, {refused.field: [refused.message]}, status=400)
+    messages.success(request, f"Added the maintenance window {window.name}.")
+    return redirect("web:maintenance")
+
+
+def _flat(messages: Any) -> list[Any]:
+    """Return a serializer field's messages as one list (a list field answers them by index)."""
+    if isinstance(messages, dict):
+        return [m for inner in messages.values() for m in _flat(inner)]
+    if isinstance(messages, list):
+        return [m for inner in messages for m in _flat(inner)]
+    return [messages]
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def maintenance_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Ask to confirm (GET), then delete the window (POST)."""
+    try:
+        window = selectors.maintenance_windows_of(organization=seat.organization).get(public_id=public_id)
+    except (MaintenanceWindow.DoesNotExist, ValueError):
+        raise Http404("No such maintenance window.") from None
+    if request.method == "POST":
+        services.maintenance_window_delete(window=window)
+        messages.success(request, f"Deleted the maintenance window {window.name}.")
+        return redirect("web:maintenance")
+    return render(
+        request,
+        "web/settings/confirm_delete.html",
+        {
+            "seat": seat,
+            "name": window.name,
+            "consequence": "Its healthchecks are no longer held during its occurrences; results already recorded keep their flag.",
+            "back": reverse("web:maintenance"),
         },
     )
 

@@ -295,6 +295,9 @@ def watched_check(org, make_check) -> Healthcheck:
         "/app/healthchecks/{check}/edit/",
         "/app/settings/api-keys/",
         "/app/settings/members/",
+        "/app/settings/channels/",
+        "/app/settings/maintenance/",
+        "/app/settings/reports/",
     ],
 )
 def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, watched_check, path):
