@@ -40,6 +40,7 @@ from web import channel_form, maintenance_form
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import SESSION_ORGANIZATION, Seat, member_view
+from web.api_errors import field_errors
 from web.forms import ROLE_CHOICES, ApiKeyForm, InviteForm, RateLimitedLoginForm, RoleForm, SignupForm
 from web.results import ResultView, view_of_outcome
 
@@ -666,8 +667,7 @@ def maintenance(request: HttpRequest, seat: Seat) -> HttpResponse:
     values = maintenance_form.typed(request.POST)
     serializer = MaintenanceWindowSerializer(data=maintenance_form.api_body(values))
     if not serializer.is_valid():
-        errors = {key: [str(m) for m in _flat(messages)] for key, messages in serializer.errors.items()}
-        return _maintenance_page(request, seat, values, errors, status=400)
+        return _maintenance_page(request, seat, values, field_errors(serializer.errors), status=400)
     try:
         window = services.maintenance_window_create(
             organization=seat.organization, **serializer.to_service_changes()
@@ -676,15 +676,6 @@ def maintenance(request: HttpRequest, seat: Seat) -> HttpResponse:
         return _maintenance_page(request, seat, values, {refused.field: [refused.message]}, status=400)
     messages.success(request, f"Added the maintenance window {window.name}.")
     return redirect("web:maintenance")
-
-
-def _flat(messages: Any) -> list[Any]:
-    """Return a serializer field's messages as one list (a list field answers them by index)."""
-    if isinstance(messages, dict):
-        return [m for inner in messages.values() for m in _flat(inner)]
-    if isinstance(messages, list):
-        return [m for inner in messages for m in _flat(inner)]
-    return [messages]
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

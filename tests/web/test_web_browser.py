@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from monitors.models import Healthcheck, Membership, ProbeResult, Region, StatusChange, ToolList
 from monitors.services import membership_add
+from statuspages.services import component_create, incident_create, status_page_create
 from tests.conftest import unavailable
 from tests.monitors.conftest import start_sdk_peer, stop
 from tests.web.conftest import PASSWORD
@@ -298,13 +299,23 @@ def watched_check(org, make_check) -> Healthcheck:
         "/app/settings/channels/",
         "/app/settings/maintenance/",
         "/app/settings/reports/",
+        "/app/status-pages/",
+        "/app/status-pages/{status_page}/",
     ],
 )
 def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, watched_check, path):
     user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
     membership_add(organization=org, user=user, role=Membership.Role.OWNER)
     sign_in(scanned_page, app, "ax@example.com")
-    scanned_page.goto(app + path.format(check=watched_check.public_id))
+    status_page = status_page_create(organization=org, changes={"slug": "docs", "title": "Docs status"})
+    component = component_create(page=status_page, changes={"healthcheck": watched_check.public_id})
+    incident_create(
+        page=status_page,
+        changes={"title": "Search is slow", "components": [component.public_id], "draft": True},
+        body="Looking into it.",
+        now=timezone.now(),
+    )
+    scanned_page.goto(app + path.format(check=watched_check.public_id, status_page=status_page.public_id))
     assert axe_violations(scanned_page) == []
 
 
