@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from importlib import import_module
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connections
+from django.db.utils import ConnectionHandler
 from django.utils import timezone
 
 from monitors.models import Healthcheck, Membership, ProbeResult, Region, StatusChange, ToolList
@@ -54,7 +56,7 @@ def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
         unavailable("Playwright is not installed: make .venv/.dev-deps", switch=BROWSER_SWITCH)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_playwright() as playwright:
+        with _serialized_rollback_kept(), sync_playwright() as playwright:
             # --no-sandbox: the tests run as root on CI, where Chromium's sandbox refuses to start.
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
             try:
@@ -63,16 +65,29 @@ def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
                 browser.close()
 
 
-@pytest.fixture(autouse=True)
-def _seeded_plans_and_regions(transactional_db) -> None:
-    """Seed the plans and regions as migration 0002 does: a flush between these tests emptied them.
+@contextmanager
+def _serialized_rollback_kept() -> Iterator[None]:
+    """Give the connections seen inside the block the database contents serialized at setup.
 
-    serialized_rollback should restore them but, after a test whose requests the live server
-    answered, did not (Plan.DoesNotExist in the next test); seeding again is idempotent.
+    Django's connections are context-local (asgiref), and Playwright's running loop gives the
+    tests another context: there ``connections[alias]`` is a new object without
+    ``_test_serialized_contents``, so serialized_rollback neither restored the database before
+    a test nor kept the teardown's flush from re-creating content types (post_migrate), which
+    broke the next serialized_rollback test outside this module (tests/ctl's live server).
+    The contents are read here, outside, and set on each connection as the block first sees it.
     """
-    from django.apps import apps
+    outside = {alias: getattr(connections[alias], "_test_serialized_contents", None) for alias in connections}
+    original = ConnectionHandler.create_connection
 
-    import_module("monitors.migrations.0002_seed_regions_and_plans").seed(apps, None)
+    def create_connection(handler: ConnectionHandler, alias: str) -> Any:
+        connection = original(handler, alias)
+        if outside.get(alias) is not None:
+            connection._test_serialized_contents = outside[alias]
+        return connection
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ConnectionHandler, "create_connection", create_connection)
+        yield
 
 
 @pytest.fixture
