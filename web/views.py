@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.views import LoginView
 from django.core.mail import send_mail
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
@@ -179,6 +181,7 @@ def _form_context(
         "form": form,
         "allowed_regions": list(selectors.regions_allowed(organization=seat.organization)),
         "methods": hc_form.HTTP_METHODS,
+        "channels": list(alert_selectors.channels_of(organization=seat.organization)),
         **extra,
     }
 
@@ -203,6 +206,7 @@ def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
     healthcheck = _healthcheck(seat, public_id)
     if request.method != "POST":
         form = hc_form.form_of(healthcheck)
+        form.channels = _own_channels(healthcheck)
         if request.GET.get("type") in hc_form.TYPES:
             form.type = request.GET["type"]
         return render(
@@ -227,30 +231,34 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
         )
     changes = serializer.to_service_changes()
     now = timezone.now()
+    notices: list[str] = []
     try:
-        if healthcheck is None:
-            healthcheck = services.healthcheck_create(
-                organization=seat.organization,
-                name=changes["name"],
-                check_type=changes["check_type"],
-                config=changes["config"],
-                interval_seconds=changes.get("interval_seconds"),
-                region_slugs=changes.get("region_slugs"),
-                tags=changes.get("tags", ()),
-                rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
-                now=now,
-            )
-            messages.success(
-                request, f"Created {healthcheck.name}; its first check runs within its interval."
-            )
-        else:
-            updated = services.healthcheck_update(
-                healthcheck=healthcheck, changes=changes, partial=False, now=now
-            )
-            healthcheck = updated.healthcheck
-            messages.success(request, f"Saved {healthcheck.name}.")
-            for notice in updated.notices:
-                messages.warning(request, notice.message)
+        # The check and who hears of it are saved together: a refused channel saves neither.
+        with transaction.atomic():
+            if healthcheck is None:
+                healthcheck = services.healthcheck_create(
+                    organization=seat.organization,
+                    name=changes["name"],
+                    check_type=changes["check_type"],
+                    config=changes["config"],
+                    interval_seconds=changes.get("interval_seconds"),
+                    region_slugs=changes.get("region_slugs"),
+                    tags=changes.get("tags", ()),
+                    rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
+                    now=now,
+                )
+                saved = f"Created {healthcheck.name}; its first check runs within its interval."
+            else:
+                updated = services.healthcheck_update(
+                    healthcheck=healthcheck, changes=changes, partial=False, now=now
+                )
+                healthcheck = updated.healthcheck
+                saved = f"Saved {healthcheck.name}."
+                notices = [notice.message for notice in updated.notices]
+            _alert_channels_set(seat, healthcheck, form.channels)
+        messages.success(request, saved)
+        for notice in notices:
+            messages.warning(request, notice)
     except ConfigInvalid as invalid:
         form.add_errors(invalid.errors)
     except ServiceError as refused:
@@ -268,6 +276,54 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
             request, "web/healthchecks/form.html", _form_context(request, seat, form, **context), status=400
         )
     return redirect("web:healthcheck", public_id=healthcheck.public_id)
+
+
+def _own_channels(healthcheck: Healthcheck) -> list[str]:
+    """Return the public ids of the channels the healthcheck's own alert policy names; none without one."""
+    policy = (
+        alert_selectors.alert_policies_of(organization=healthcheck.organization)
+        .filter(healthcheck=healthcheck)
+        .first()
+    )
+    return [str(channel.public_id) for channel in policy.channels.all()] if policy else []
+
+
+def _alert_channels_set(seat: Seat, healthcheck: Healthcheck, chosen: list[str]) -> None:
+    """Give the healthcheck its own alert policy with the chosen channels, or (none chosen) follow the default.
+
+    A policy's other settings (reminders, escalation, what to notify on) stay as they were:
+    the form chooses channels only, as ``PUT /api/v1/alert-policies/{healthcheck}/`` would with the rest unchanged.
+    """
+    policy = (
+        alert_selectors.alert_policies_of(organization=seat.organization)
+        .filter(healthcheck=healthcheck)
+        .first()
+    )
+    if not chosen:
+        if policy is not None:
+            alert_services.alert_policy_delete(organization=seat.organization, healthcheck=healthcheck)
+        return
+    ids = []
+    for value in dict.fromkeys(chosen):
+        try:
+            ids.append(uuid.UUID(value))
+        except ValueError:
+            raise ServiceError("channels", f"Channel {value} not found.") from None
+    if policy is not None and sorted(ids) == sorted(c.public_id for c in policy.channels.all()):
+        return
+    kept: dict[str, Any] = {}
+    if policy is not None:
+        kept = {
+            "escalation_channel_ids": [c.public_id for c in policy.escalation_channels.all()],
+            "notify_on_degraded": policy.notify_on_degraded,
+            "notify_on_recovery": policy.notify_on_recovery,
+            "notify_on_tool_changes": policy.notify_on_tool_changes,
+            "reminder_minutes": policy.reminder_minutes,
+            "escalation_minutes": policy.escalation_minutes,
+        }
+    alert_services.alert_policy_put(
+        organization=seat.organization, healthcheck=healthcheck, channel_ids=ids, **kept
+    )
 
 
 def _trial(

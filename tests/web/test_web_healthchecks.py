@@ -613,3 +613,69 @@ def test_the_healthcheck_page_s_queries_do_not_grow_with_its_history(owner, org,
             healthcheck=healthcheck, at=timezone.now(), region=region, previous_digest="a", digest=f"b{index}"
         )
     assert _queries_for(owner, path) == before
+
+
+def _channel(organization, name: str):
+    from alerts.services import channel_add
+
+    return channel_add(
+        organization=organization, name=name, kind="email", config={"recipients": ["ops@example.com"]}
+    ).channel
+
+
+def _policy(healthcheck):
+    from alerts.models import AlertPolicy
+
+    return AlertPolicy.objects.filter(healthcheck=healthcheck).first()
+
+
+def test_alert_channels_chosen_on_create_become_the_check_s_own_policy(owner, org):
+    ops, oncall = _channel(org, "Ops"), _channel(org, "On-call")
+    _channel(org, "Unused")
+    answer = owner.post(
+        "/app/healthchecks/new/", {**MCP_FORM, "channels": [str(ops.public_id), str(oncall.public_id)]}
+    )
+    assert answer.status_code == 302
+    policy = _policy(Healthcheck.objects.get(organization=org))
+    assert sorted(c.name for c in policy.channels.all()) == ["On-call", "Ops"]
+
+
+def test_no_channel_chosen_follows_the_organization_s_default(owner, org, make_check):
+    from alerts.services import alert_policy_set
+
+    healthcheck = make_check(org)
+    ops = _channel(org, "Ops")
+    alert_policy_set(organization=org, healthcheck=healthcheck, channels=[ops])
+    edit = f"/app/healthchecks/{healthcheck.public_id}/edit/"
+    assert owner.get(edit).context["form"].channels == [str(ops.public_id)]
+    form = dict(MCP_FORM)
+    assert owner.post(edit, form).status_code == 302
+    assert _policy(healthcheck) is None
+
+
+def test_changing_channels_keeps_the_policy_s_other_settings(owner, org, make_check):
+    from alerts.services import alert_policy_set
+
+    healthcheck = make_check(org)
+    ops, oncall = _channel(org, "Ops"), _channel(org, "On-call")
+    alert_policy_set(
+        organization=org,
+        healthcheck=healthcheck,
+        channels=[ops],
+        reminder_minutes=30,
+        notify_on_degraded=False,
+    )
+    form = {**MCP_FORM, "channels": [str(oncall.public_id)]}
+    assert owner.post(f"/app/healthchecks/{healthcheck.public_id}/edit/", form).status_code == 302
+    policy = _policy(healthcheck)
+    assert [c.name for c in policy.channels.all()] == ["On-call"]
+    assert (policy.reminder_minutes, policy.notify_on_degraded) == (30, False)
+
+
+@pytest.mark.parametrize("chosen", ["other", "not-a-uuid"])
+def test_a_channel_not_of_the_organization_is_named_and_nothing_is_saved(owner, org, other_org, chosen):
+    value = str(_channel(other_org, "Theirs").public_id) if chosen == "other" else chosen
+    answer = owner.post("/app/healthchecks/new/", {**MCP_FORM, "channels": [value]})
+    assert answer.status_code == 400
+    assert answer.context["form"].errors["channels"] == [f"Channel {value} not found."]
+    assert not Healthcheck.objects.filter(organization=org).exists()
