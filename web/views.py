@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import smtplib
 import uuid
 from typing import Any
 
@@ -485,16 +486,27 @@ def member_invite(request: HttpRequest, seat: Seat) -> HttpResponse:
         except ServiceError as refused:
             form.add_error(refused.field if refused.field in form.fields else None, refused.message)
         else:
-            _send_invitation(request, invitation)
-            messages.success(
-                request, f"Invited {invitation.email} as {invitation.role}; the link works 7 days."
+            link = request.build_absolute_uri(
+                reverse("web:invitation", args=[services.invitation_token(invitation)])
             )
+            try:
+                _send_invitation(request, invitation, link)
+            except (OSError, smtplib.SMTPException) as failure:
+                # The invitation stands: the inviter can pass the link on another way.
+                messages.warning(
+                    request,
+                    f"Invited {invitation.email}, but the email could not be sent ({failure.__class__.__name__});"
+                    f" send them this link yourself, it works once within 7 days: {link}",
+                )
+            else:
+                messages.success(
+                    request, f"Invited {invitation.email} as {invitation.role}; the link works 7 days."
+                )
             return redirect("web:members")
     return _members_page(request, seat, invite_form=form, status=400)
 
 
-def _send_invitation(request: HttpRequest, invitation: Invitation) -> None:
-    link = request.build_absolute_uri(reverse("web:invitation", args=[services.invitation_token(invitation)]))
+def _send_invitation(request: HttpRequest, invitation: Invitation, link: str) -> None:
     context = {"invitation": invitation, "link": link, "inviter": request.user}
     subject = render_to_string("web/accounts/invitation_subject.txt", context).strip()
     send_mail(

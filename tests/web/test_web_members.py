@@ -219,3 +219,17 @@ def test_an_unknown_invitee_password_mismatch_is_a_field_error(owner):
     assert answer.status_code == 400
     assert "The two passwords differ." in answer.content.decode()
     assert not get_user_model().objects.filter(username="new@example.com").exists()
+
+
+def test_an_invitation_whose_mail_fails_shows_the_link_to_pass_on(owner, org, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise ConnectionRefusedError("no mail server")
+
+    monkeypatch.setattr("web.views.send_mail", refuse)
+    answer = owner.post(
+        "/app/settings/members/invite/", {"email": "new@example.com", "role": "member"}, follow=True
+    )
+    page = answer.content.decode()
+    assert "the email could not be sent (ConnectionRefusedError)" in page
+    link = re.search(r"http://testserver(/app/invitations/[^ <]+/)", page).group(1)
+    assert Client().get(link).status_code == 200
