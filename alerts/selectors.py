@@ -7,12 +7,17 @@ from datetime import datetime
 from django.db.models import F, QuerySet
 
 from alerts.models import AlertPolicy, Channel, Delivery, Incident, Notification
-from monitors.models import Organization
+from monitors.models import Healthcheck, Organization
 
 
 def incidents_of(*, organization: Organization) -> QuerySet[Incident]:
     """Return the organization's incidents, newest first, with their timelines prefetched."""
     return Incident.objects.filter(organization=organization).prefetch_related("events")
+
+
+def incidents_of_healthcheck(*, healthcheck: Healthcheck, limit: int) -> list[Incident]:
+    """Return the healthcheck's newest ``limit`` incidents, open or resolved, without their timelines."""
+    return list(Incident.objects.filter(healthcheck=healthcheck).order_by("-opened_at", "-id")[:limit])
 
 
 def digest_entries(*, digest: Notification, channel_id: int) -> list[Notification]:

@@ -13,6 +13,7 @@ from monitors.models import (
     CauseChange,
     Healthcheck,
     HealthcheckTag,
+    Invitation,
     MaintenanceWindow,
     MaintenanceWindowTag,
     Membership,
@@ -80,6 +81,27 @@ class MembershipAdmin(ModelAdmin[Membership]):
     list_display = ["user", "organization", "role"]
     list_filter = ["role"]
     autocomplete_fields = ["user", "organization"]
+
+
+@admin.register(Invitation)
+class InvitationAdmin(ModelAdmin[Invitation]):
+    """Show invitations; they are sent from the web app's members page (the link is never stored)."""
+
+    list_display = ["email", "organization", "role", "created_at", "expires_at", "accepted_at", "revoked_at"]
+    list_filter = ["role"]
+    search_fields = ["email", "organization__slug"]
+    readonly_fields = [
+        "public_id",
+        "organization",
+        "email",
+        "invited_by",
+        "created_at",
+        "accepted_at",
+        "accepted_by",
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
 
 
 @admin.register(ApiKey)

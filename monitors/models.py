@@ -93,6 +93,39 @@ class Membership(models.Model):
         return f"{self.user} in {self.organization} ({self.role})"
 
 
+class Invitation(models.Model):
+    """Ask someone, by email, to join an organization with a role; the link carries a signed public_id."""
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(max_length=254)
+    role = models.CharField(max_length=16, choices=Membership.Role.choices, default=Membership.Role.MEMBER)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # Inviting an address again replaces its pending invitation (one live link per address).
+            models.UniqueConstraint(
+                fields=["organization", "email"],
+                condition=Q(accepted_at__isnull=True, revoked_at__isnull=True),
+                name="invitation_one_pending",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.organization} ({self.role})"
+
+
 class ApiKey(models.Model):
     """Authenticate API calls for one organization; only a SHA-256 of the key is stored."""
 

@@ -13,10 +13,11 @@ from uuid import UUID
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
+from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum
+from django.db.models import Case, Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value, When
 
-from monitors import latency
+from monitors import latency, roles
 from monitors.maintenance import (
     Occurrence,
     Schedule,
@@ -29,6 +30,7 @@ from monitors.models import (
     ApiKey,
     Healthcheck,
     HealthcheckTag,
+    Invitation,
     MaintenanceWindow,
     MaintenanceWindowTag,
     Membership,
@@ -43,7 +45,7 @@ from monitors.models import (
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
 from monitors.timestamps import EpochSeconds, epoch_sql, from_epoch
-from monitors.uptime import Interval, Run, down_since, down_until
+from monitors.uptime import Availability, Interval, Run, availability, down_since, down_until
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
 from probes.text import storable
@@ -109,6 +111,31 @@ def memberships_of(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Member
         .select_related("organization", "organization__plan")
         .order_by("created_at", "id")
     )
+
+
+def members_of(*, organization: Organization) -> QuerySet[Membership]:
+    """Return the organization's memberships with their users, owners first, then by email."""
+    order = Case(*(When(role=role, then=Value(rank)) for rank, role in enumerate(roles.ROLES)))
+    return (
+        Membership.objects.filter(organization=organization)
+        .select_related("user")
+        .order_by(order, "user__email", "id")
+    )
+
+
+def invitations_pending(*, organization: Organization, now: datetime) -> QuerySet[Invitation]:
+    """Return the organization's invitations neither accepted, revoked nor expired, newest first."""
+    return Invitation.objects.filter(
+        organization=organization, accepted_at__isnull=True, revoked_at__isnull=True, expires_at__gt=now
+    ).order_by("-created_at", "-id")
+
+
+def invitation_by_public_id(*, public_id: str) -> Invitation | None:
+    """Return the invitation with its organization, or None."""
+    try:
+        return Invitation.objects.select_related("organization").get(public_id=public_id)
+    except (Invitation.DoesNotExist, ValueError, ValidationError):
+        return None
 
 
 def api_keys_of(*, organization: Organization) -> QuerySet[ApiKey]:
@@ -620,6 +647,36 @@ def uptime_history(
             downtime.append(Interval(begin, finish))
         result[hc.id] = UptimeHistory(downtime, measured, fallbacks)
     return result
+
+
+def availability_over(
+    *, healthchecks: Sequence[Healthcheck], spans: Mapping[str, timedelta], now: datetime
+) -> dict[int, dict[str, Availability]]:
+    """Return each healthcheck's uptime figures over each span ending at ``now`` (``{"24h": timedelta(hours=24)}``).
+
+    The status pages' and reports' definition (``monitors.uptime.availability``): downtime from
+    ``uptime_history``, maintenance out of the denominator. The healthchecks need what
+    ``uptime_history`` reads plus ``organization_id``. Queries: ``uptime_history``'s over the
+    longest span, and one or two for maintenance (none when no window is live).
+    """
+    if not healthchecks or not spans:
+        return {}
+    start = now - max(spans.values())
+    history = uptime_history(healthchecks=healthchecks, start=start, end=now)
+    held = maintenance_covering(
+        organizations={hc.id: hc.organization_id for hc in healthchecks}, start=start, end=now
+    )
+    figures: dict[int, dict[str, Availability]] = {}
+    for hc in healthchecks:
+        own = history[hc.id]
+        maintenance = [Interval(o.start, o.end) for o in held.get(hc.id, ())]
+        figures[hc.id] = {
+            name: availability(
+                start=now - length, end=now, downtime=own.downtime, maintenance=maintenance, data=own.measured
+            )
+            for name, length in spans.items()
+        }
+    return figures
 
 
 @dataclass(frozen=True, slots=True)

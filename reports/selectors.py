@@ -232,6 +232,11 @@ def monthly_recipients(*, organization: Organization) -> list[str]:
     return sorted({email for email in rows if email})
 
 
+def monthly_report_opted_in(*, membership: Membership) -> bool:
+    """Say whether this member asked for the monthly report."""
+    return MonthlyReportOptIn.objects.filter(membership=membership).exists()
+
+
 def organizations_with_recipients() -> QuerySet[Organization]:
     """Return the organizations with at least one opted-in owner."""
     return Organization.objects.filter(

@@ -10,10 +10,13 @@ from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
+from monitors.roles import MEMBER, ROLES
 from web.throttle import login_failed, login_wait_seconds, wait_words
 
 
 class SignupForm(forms.Form):
+    """Sign up with an organization of one's own, or, through an invitation (``joining``), into the inviter's."""
+
     email = forms.EmailField(label="Email", max_length=150)
     organization = forms.CharField(
         label="Organization name",
@@ -22,6 +25,11 @@ class SignupForm(forms.Form):
     )
     password1 = forms.CharField(label="Password", widget=forms.PasswordInput, strip=False)
     password2 = forms.CharField(label="Password again", widget=forms.PasswordInput, strip=False)
+
+    def __init__(self, *args: Any, joining: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if joining:
+            del self.fields["organization"]
 
     def clean_email(self) -> str:
         email: str = self.cleaned_data["email"].strip().lower()
@@ -49,6 +57,12 @@ class SignupForm(forms.Form):
         return data
 
 
+ROLE_HELP = (
+    "Owner: everything. Admin: everything but owners. Member: creates and changes healthchecks."
+    " Viewer: sees, never changes."
+)
+
+
 class RateLimitedLoginForm(AuthenticationForm):
     """Django's sign-in form, refusing a client or a user name after too many failed tries."""
 
@@ -74,3 +88,15 @@ class ApiKeyForm(forms.Form):
     read_only = forms.BooleanField(
         label="Read-only", required=False, help_text="The key can read but not change."
     )
+
+
+ROLE_CHOICES = [(role, role.capitalize()) for role in ROLES]
+
+
+class InviteForm(forms.Form):
+    email = forms.EmailField(label="Email", max_length=254, help_text="We send them a link to join.")
+    role = forms.ChoiceField(label="Role", choices=ROLE_CHOICES, initial=MEMBER, help_text=ROLE_HELP)
+
+
+class RoleForm(forms.Form):
+    role = forms.ChoiceField(label="Role", choices=ROLE_CHOICES)

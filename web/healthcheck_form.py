@@ -45,6 +45,7 @@ FIELD_OF_ERROR = {
     "config.method": "method",
     "config.expectedStatus": "expected_status",
     "config.keyword": "keyword",
+    "channels": "channels",
 }
 
 
@@ -57,6 +58,8 @@ class HealthcheckForm:
     regions: list[str]
     headers: list[tuple[str, str]]
     errors: dict[str, list[str]] = field(default_factory=dict)
+    # Public ids of the alert channels chosen; none: the organization's default policy.
+    channels: list[str] = field(default_factory=list)
 
     @property
     def header_rows(self) -> list[tuple[int, str, str]]:
@@ -164,6 +167,7 @@ def posted_form(data: QueryDict) -> HealthcheckForm:
         values={name: data.get(name, "") for name in names},
         regions=data.getlist("regions"),
         headers=headers,
+        channels=data.getlist("channels"),
     )
 
 

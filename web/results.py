@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from monitors.models import ProbeResult
-from probes.types import Access, ProbeOutcome
+from probes.types import Access, FailureKind, ProbeOutcome
 
 ACCESS_WORDS = {Access.OPEN.value: "Open", Access.OAUTH.value: "OAuth sign-in", Access.KEY.value: "Key"}
 STATUS_WORDS = {
@@ -25,6 +25,20 @@ STATUS_WORDS = {
 # The phases of the first request, in the order they happen, as the breakdown names them.
 PHASES = (("dns", "DNS"), ("tcp", "TCP"), ("tls", "TLS"), ("ttfb", "Time to first byte"))
 BAR_WIDTH = 300.0
+# Failures that end before a server answers anything: no response time to show, whatever was timed.
+NEVER_CONNECTED = frozenset(
+    {
+        FailureKind.BLOCKED_ADDRESS.value,
+        FailureKind.DNS.value,
+        FailureKind.CONNECT.value,
+        FailureKind.CONFIG.value,
+    }
+)
+
+
+def response_time(ms: float | None, kind: str) -> float | None:
+    """Return the response time to show for a run that failed with ``kind``: None when it never connected."""
+    return None if kind in NEVER_CONNECTED else ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +88,10 @@ class ResultView:
     @property
     def is_mcp(self) -> bool:
         return bool(self.protocol or self.server_name or self.access or self.tool_count is not None)
+
+    @property
+    def response_ms(self) -> float | None:
+        return response_time(self.total_ms, self.kind)
 
     @property
     def breakdown(self) -> list[Segment]:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.core.paginator import Page, Paginator
-from django.db.models import QuerySet
+from django.db.models import Avg, QuerySet, Sum
 from rest_framework.exceptions import ValidationError as FilterRefused
 
+from alerts.models import Incident
+from alerts.selectors import incidents_of_healthcheck
 from monitors import selectors
 from monitors.api.filters import HealthcheckFilter
 from monitors.models import (
@@ -21,12 +23,16 @@ from monitors.models import (
     RegionState,
     Rollup,
     StatusChange,
+    ToolChange,
     ToolList,
 )
 from probes.checks import UnknownCheckKind, check_kind
-from web.results import ResultView, view_of_result
+from web.results import ResultView, response_time, view_of_result
+from web.sparkline import HOURS, SparkHour
 
 STATUS_CHANGES_SHOWN = 20
+TOOL_CHANGES_SHOWN = 20
+INCIDENTS_SHOWN = 10
 # Healthchecks per dashboard page: a page's figures cost the same however many the organization has.
 PAGE_SIZE = 50
 CHART_SPANS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
@@ -39,14 +45,19 @@ def type_name(healthcheck: Healthcheck) -> str:
         return "unknown"
 
 
+UPTIME_SPANS = {"24h": timedelta(hours=24), "30d": timedelta(days=30)}
+
+
 @dataclass(frozen=True, slots=True)
 class DashboardRow:
     healthcheck: Healthcheck
     type_name: str
     last_ms: float | None
-    uptime_24h: float | None
-    uptime_30d: float | None
+    # Floored percentages as text ("99.99"), None without measured time: monitors.uptime's definition.
+    uptime_24h: str | None
+    uptime_30d: str | None
     tags: tuple[str, ...]
+    spark: tuple[SparkHour, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,15 +94,15 @@ def dashboard(*, organization: Organization, query: Mapping[str, str], now: date
         detail = refused.detail if isinstance(refused.detail, dict) else {"type": refused.detail}
         errors = {str(key): [str(message) for message in messages] for key, messages in detail.items()}
     ids = [hc.id for hc in healthchecks]
-    day = selectors.uptimes_of(healthcheck_ids=ids, start=now - timedelta(hours=24), end=now)
-    month = selectors.uptimes_of(healthcheck_ids=ids, start=now - timedelta(days=30), end=now)
+    figures = selectors.availability_over(healthchecks=healthchecks, spans=UPTIME_SPANS, now=now)
+    sparks = spark_hours(healthcheck_ids=ids, now=now)
     last_ms: dict[int, float | None] = {}
-    for hc_id, response_ms in (
+    for hc_id, response_ms, kind in (
         RegionState.objects.filter(healthcheck_id__in=ids, last_result_at__isnull=False)
         .order_by("healthcheck_id", "-last_result_at")
-        .values_list("healthcheck_id", "response_ms")
+        .values_list("healthcheck_id", "response_ms", "kind")
     ):
-        last_ms.setdefault(hc_id, response_ms)
+        last_ms.setdefault(hc_id, response_time(response_ms, kind))
     tags_of: dict[int, list[str]] = {}
     for hc_id, name in (
         HealthcheckTag.objects.filter(healthcheck_id__in=ids)
@@ -104,9 +115,10 @@ def dashboard(*, organization: Organization, query: Mapping[str, str], now: date
             healthcheck=hc,
             type_name=type_name(hc),
             last_ms=last_ms.get(hc.id),
-            uptime_24h=day.get(hc.id),
-            uptime_30d=month.get(hc.id),
+            uptime_24h=figures[hc.id]["24h"].percent,
+            uptime_30d=figures[hc.id]["30d"].percent,
             tags=tuple(tags_of.get(hc.id, ())),
+            spark=tuple(sparks.get(hc.id, ())),
         )
         for hc in healthchecks
     ]
@@ -120,6 +132,59 @@ def dashboard(*, organization: Organization, query: Mapping[str, str], now: date
     return Dashboard(rows=rows, errors=errors, tags=tags, page=page)
 
 
+def spark_hours(*, healthcheck_ids: list[int], now: datetime) -> dict[int, list[SparkHour]]:
+    """Return each healthcheck's last 24 hours from the hourly rollups, in one query for all of them.
+
+    An hour's median is the mean of its regions' medians; its failures are summed.
+    """
+    first = now.astimezone(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(hours=HOURS - 1)
+    rows = (
+        Rollup.objects.filter(healthcheck_id__in=healthcheck_ids, period=Rollup.Period.HOUR, start__gte=first)
+        .values("healthcheck_id", "start")
+        .annotate(median=Avg("p50_ms"), failed=Sum("failures"))
+        .order_by()
+        .values_list("healthcheck_id", "start", "median", "failed")
+    )
+    hours: dict[int, list[SparkHour]] = {}
+    for hc_id, start, median, failed in rows:
+        index = int((start - first).total_seconds() // 3600)
+        hours.setdefault(hc_id, []).append(SparkHour(index=index, median_ms=median, failures=failed or 0))
+    return hours
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChangeView:
+    """Say what one change of the tool list did: tools removed, tools that gained required inputs, tools added.
+
+    Each list holds the first names the recorder kept; ``*_more`` counts the ones it left out.
+    """
+
+    at: datetime
+    region: str
+    removed: tuple[str, ...]
+    removed_more: int
+    gained: tuple[tuple[str, tuple[str, ...]], ...]
+    gained_more: int
+    added: tuple[str, ...]
+    added_more: int
+
+
+def view_of_tool_change(row: ToolChange) -> ToolChangeView:
+    gained = tuple(
+        (str(tool), tuple(map(str, inputs))) for tool, inputs in dict(row.new_required_inputs).items()
+    )
+    return ToolChangeView(
+        at=row.at,
+        region=row.region.slug,
+        removed=tuple(map(str, row.removed)),
+        removed_more=max(0, row.removed_count - len(row.removed)),
+        gained=gained,
+        gained_more=max(0, row.new_required_inputs_count - len(gained)),
+        added=tuple(map(str, row.added)),
+        added_more=max(0, row.added_count - len(row.added)),
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class HealthcheckPage:
     healthcheck: Healthcheck
@@ -127,8 +192,13 @@ class HealthcheckPage:
     regions: list[RegionState]
     latest: ResultView | None
     status_changes: list[StatusChange]
+    tool_changes: list[ToolChangeView]
+    incidents: list[Incident]
     uptime_24h: Any
     uptime_30d: Any
+    # Floored percentages as text, monitors.uptime's definition (the runs and p95 above are the rollups').
+    percent_24h: str | None
+    percent_30d: str | None
     chart_points: list[tuple[datetime, float]]
 
 
@@ -164,17 +234,27 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         if median is not None:
             by_hour.setdefault(moment, []).append(median)
     points = [(moment, sum(values) / len(values)) for moment, values in by_hour.items()]
+    figures = selectors.availability_over(healthchecks=[healthcheck], spans=UPTIME_SPANS, now=now)[
+        healthcheck.id
+    ]
     return HealthcheckPage(
         healthcheck=healthcheck,
         type_name=type_name(healthcheck),
         regions=regions,
         latest=latest,
         status_changes=changes,
+        tool_changes=[
+            view_of_tool_change(row)
+            for row in healthcheck.tool_changes.select_related("region")[:TOOL_CHANGES_SHOWN]
+        ],
+        incidents=incidents_of_healthcheck(healthcheck=healthcheck, limit=INCIDENTS_SHOWN),
         uptime_24h=selectors.uptime_of(healthcheck=healthcheck, start=now - timedelta(hours=24), end=now)[
             "overall"
         ],
         uptime_30d=selectors.uptime_of(healthcheck=healthcheck, start=now - timedelta(days=30), end=now)[
             "overall"
         ],
+        percent_24h=figures["24h"].percent,
+        percent_30d=figures["30d"].percent,
         chart_points=points,
     )

@@ -3,6 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
+from web import status_page_views as pages
 from web import views
 
 app_name = "web"
@@ -52,6 +53,41 @@ urlpatterns = [
         views.healthcheck_action,
         name="healthcheck-action",
     ),
+    path("invitations/<str:token>/", views.invitation, name="invitation"),
+    path("settings/members/", views.members, name="members"),
+    path("settings/members/invite/", views.member_invite, name="member-invite"),
+    path("settings/members/<int:member_id>/role/", views.member_role, name="member-role"),
+    path("settings/members/<int:member_id>/remove/", views.member_remove, name="member-remove"),
+    path("settings/invitations/<uuid:public_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
+    path("settings/channels/", views.channels, name="channels"),
+    path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
+    path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
+    path("settings/maintenance/", views.maintenance, name="maintenance"),
+    path(
+        "settings/maintenance/<uuid:public_id>/delete/", views.maintenance_delete, name="maintenance-delete"
+    ),
+    path("status-pages/", pages.status_pages, name="status-pages"),
+    path("status-pages/<uuid:public_id>/", pages.status_page, name="status-page"),
+    path("status-pages/<uuid:public_id>/delete/", pages.status_page_delete, name="status-page-delete"),
+    path("status-pages/<uuid:public_id>/components/", pages.component_add, name="status-page-component-add"),
+    path(
+        "status-pages/<uuid:public_id>/components/<uuid:component_id>/remove/",
+        pages.component_remove,
+        name="status-page-component-remove",
+    ),
+    path("status-pages/<uuid:public_id>/incidents/", pages.incident_add, name="status-page-incident-add"),
+    path(
+        "status-pages/<uuid:public_id>/incidents/<uuid:incident_id>/updates/",
+        pages.incident_update_add,
+        name="status-page-incident-update",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/incidents/<uuid:incident_id>/publish/",
+        pages.incident_publish,
+        name="status-page-incident-publish",
+    ),
+    path("settings/reports/", views.report_settings, name="reports"),
+    path("settings/reports/monthly/", views.monthly_report, name="monthly-report"),
     path("settings/api-keys/", views.api_keys, name="api-keys"),
     path("settings/api-keys/<uuid:public_id>/revoke/", views.api_key_revoke, name="api-key-revoke"),
 ]

@@ -2,32 +2,49 @@
 
 from __future__ import annotations
 
+import smtplib
+import uuid
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.views import LoginView
+from django.core.mail import send_mail
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
+from alerts import selectors as alert_selectors
+from alerts import services as alert_services
+from alerts.api.serializers import ChannelSerializer, ChannelWriteSerializer
+from alerts.models import Channel
 from monitors import selectors, services
-from monitors.api.serializers import HealthcheckSerializer
+from monitors.api.serializers import HealthcheckSerializer, MaintenanceWindowSerializer
 from monitors.errors import ConfigInvalid, ServiceError
-from monitors.models import ApiKey, Healthcheck
+from monitors.models import ApiKey, Healthcheck, Invitation, MaintenanceWindow, Membership
+from monitors.roles import UNKNOWN_ROLE
 from monitors.secrets import SecretUnreadable
+from monitors.services import INVITATION_GONE
 from monitors.worker.execution import probe_env
 from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
 from probes.checks import UnknownCheckKind, check_kind
 from probes.runner import crashed_outcome, run_check_sync
+from reports import selectors as report_selectors
+from reports import services as report_services
+from reports.api.views import ReportSettingsSerializer
 from statuspages.render.chart import response_time_svg
+from web import channel_form, maintenance_form
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import SESSION_ORGANIZATION, Seat, member_view
-from web.forms import ApiKeyForm, RateLimitedLoginForm, SignupForm
+from web.api_errors import field_errors
+from web.forms import ROLE_CHOICES, ApiKeyForm, InviteForm, RateLimitedLoginForm, RoleForm, SignupForm
 from web.results import ResultView, view_of_outcome
 
 STATUS_CHOICES = ("up", "degraded", "down", "pending", "paused")
@@ -44,11 +61,38 @@ class SignInView(LoginView):
 
 @require_http_methods(["GET", "POST"])
 def signup(request: HttpRequest) -> HttpResponse:
-    """Create an account with an organization of its own on the free plan, owned by it; sign it in."""
+    """Create an account with an organization of its own on the free plan, owned by it; sign it in.
+
+    Through an invitation's link (``?invitation=<token>``) the account joins the inviting
+    organization instead, with the invitation's role.
+    """
     if request.user.is_authenticated:
         return redirect("web:dashboard")
-    form = SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
+    token = request.GET.get("invitation", "")
+    invitation = _live_invitation(token) if token else None
+    if token and invitation is None:
+        return render(request, "web/accounts/invitation.html", {"gone": INVITATION_GONE}, status=404)
+    form = SignupForm(
+        request.POST or None,
+        initial={"email": invitation.email} if invitation else None,
+        joining=invitation is not None,
+    )
+    if request.method == "POST" and form.is_valid() and invitation is not None:
+        try:
+            user, membership = services.invitation_sign_up(
+                invitation=invitation,
+                email=form.cleaned_data["email"],
+                password=form.cleaned_data["password1"],
+                now=timezone.now(),
+            )
+        except ServiceError as refused:
+            form.add_error(None, refused.message)
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
+            messages.success(request, f"Welcome to {membership.organization.name}, as {membership.role}.")
+            return redirect("web:dashboard")
+    elif request.method == "POST" and form.is_valid():
         user, organization = services.organization_sign_up(
             email=form.cleaned_data["email"],
             password=form.cleaned_data["password1"],
@@ -58,7 +102,38 @@ def signup(request: HttpRequest) -> HttpResponse:
         request.session[SESSION_ORGANIZATION] = str(organization.public_id)
         messages.success(request, f"Welcome to Uptimy. {organization.name} is on the free plan.")
         return redirect("web:dashboard")
-    return render(request, "web/accounts/signup.html", {"form": form})
+    status = 400 if request.method == "POST" else 200
+    return render(
+        request, "web/accounts/signup.html", {"form": form, "invitation": invitation}, status=status
+    )
+
+
+def _live_invitation(token: str) -> Invitation | None:
+    """Return the invitation a link's token names while it can still be accepted, else None."""
+    public_id = services.invitation_public_id(token)
+    invitation = selectors.invitation_by_public_id(public_id=public_id) if public_id else None
+    if invitation is None or invitation.accepted_at or invitation.revoked_at:
+        return None
+    return invitation if invitation.expires_at > timezone.now() else None
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+def invitation(request: HttpRequest, token: str) -> HttpResponse:
+    """Show an invitation: sign up or sign in to accept it (GET), then join the organization (POST)."""
+    live = _live_invitation(token)
+    if live is None:
+        return render(request, "web/accounts/invitation.html", {"gone": INVITATION_GONE}, status=404)
+    if request.method == "POST":
+        if not request.user.is_authenticated:
+            return redirect(f"{reverse('web:login')}?next={request.path}")
+        try:
+            membership = services.invitation_accept(invitation=live, user=request.user, now=timezone.now())
+        except ServiceError as refused:
+            return render(request, "web/accounts/invitation.html", {"gone": refused.message}, status=404)
+        request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
+        messages.success(request, f"You joined {membership.organization.name} as {membership.role}.")
+        return redirect("web:dashboard")
+    return render(request, "web/accounts/invitation.html", {"invitation": live, "token": token})
 
 
 @require_POST
@@ -107,6 +182,7 @@ def _form_context(
         "form": form,
         "allowed_regions": list(selectors.regions_allowed(organization=seat.organization)),
         "methods": hc_form.HTTP_METHODS,
+        "channels": list(alert_selectors.channels_of(organization=seat.organization)),
         **extra,
     }
 
@@ -131,6 +207,7 @@ def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
     healthcheck = _healthcheck(seat, public_id)
     if request.method != "POST":
         form = hc_form.form_of(healthcheck)
+        form.channels = _own_channels(healthcheck)
         if request.GET.get("type") in hc_form.TYPES:
             form.type = request.GET["type"]
         return render(
@@ -155,30 +232,34 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
         )
     changes = serializer.to_service_changes()
     now = timezone.now()
+    notices: list[str] = []
     try:
-        if healthcheck is None:
-            healthcheck = services.healthcheck_create(
-                organization=seat.organization,
-                name=changes["name"],
-                check_type=changes["check_type"],
-                config=changes["config"],
-                interval_seconds=changes.get("interval_seconds"),
-                region_slugs=changes.get("region_slugs"),
-                tags=changes.get("tags", ()),
-                rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
-                now=now,
-            )
-            messages.success(
-                request, f"Created {healthcheck.name}; its first check runs within its interval."
-            )
-        else:
-            updated = services.healthcheck_update(
-                healthcheck=healthcheck, changes=changes, partial=False, now=now
-            )
-            healthcheck = updated.healthcheck
-            messages.success(request, f"Saved {healthcheck.name}.")
-            for notice in updated.notices:
-                messages.warning(request, notice.message)
+        # The check and who hears of it are saved together: a refused channel saves neither.
+        with transaction.atomic():
+            if healthcheck is None:
+                healthcheck = services.healthcheck_create(
+                    organization=seat.organization,
+                    name=changes["name"],
+                    check_type=changes["check_type"],
+                    config=changes["config"],
+                    interval_seconds=changes.get("interval_seconds"),
+                    region_slugs=changes.get("region_slugs"),
+                    tags=changes.get("tags", ()),
+                    rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
+                    now=now,
+                )
+                saved = f"Created {healthcheck.name}; its first check runs within its interval."
+            else:
+                updated = services.healthcheck_update(
+                    healthcheck=healthcheck, changes=changes, partial=False, now=now
+                )
+                healthcheck = updated.healthcheck
+                saved = f"Saved {healthcheck.name}."
+                notices = [notice.message for notice in updated.notices]
+            _alert_channels_set(seat, healthcheck, form.channels)
+        messages.success(request, saved)
+        for notice in notices:
+            messages.warning(request, notice)
     except ConfigInvalid as invalid:
         form.add_errors(invalid.errors)
     except ServiceError as refused:
@@ -196,6 +277,54 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
             request, "web/healthchecks/form.html", _form_context(request, seat, form, **context), status=400
         )
     return redirect("web:healthcheck", public_id=healthcheck.public_id)
+
+
+def _own_channels(healthcheck: Healthcheck) -> list[str]:
+    """Return the public ids of the channels the healthcheck's own alert policy names; none without one."""
+    policy = (
+        alert_selectors.alert_policies_of(organization=healthcheck.organization)
+        .filter(healthcheck=healthcheck)
+        .first()
+    )
+    return [str(channel.public_id) for channel in policy.channels.all()] if policy else []
+
+
+def _alert_channels_set(seat: Seat, healthcheck: Healthcheck, chosen: list[str]) -> None:
+    """Give the healthcheck its own alert policy with the chosen channels, or (none chosen) follow the default.
+
+    A policy's other settings (reminders, escalation, what to notify on) stay as they were:
+    the form chooses channels only, as ``PUT /api/v1/alert-policies/{healthcheck}/`` would with the rest unchanged.
+    """
+    policy = (
+        alert_selectors.alert_policies_of(organization=seat.organization)
+        .filter(healthcheck=healthcheck)
+        .first()
+    )
+    if not chosen:
+        if policy is not None:
+            alert_services.alert_policy_delete(organization=seat.organization, healthcheck=healthcheck)
+        return
+    ids = []
+    for value in dict.fromkeys(chosen):
+        try:
+            ids.append(uuid.UUID(value))
+        except ValueError:
+            raise ServiceError("channels", f"Channel {value} not found.") from None
+    if policy is not None and sorted(ids) == sorted(c.public_id for c in policy.channels.all()):
+        return
+    kept: dict[str, Any] = {}
+    if policy is not None:
+        kept = {
+            "escalation_channel_ids": [c.public_id for c in policy.escalation_channels.all()],
+            "notify_on_degraded": policy.notify_on_degraded,
+            "notify_on_recovery": policy.notify_on_recovery,
+            "notify_on_tool_changes": policy.notify_on_tool_changes,
+            "reminder_minutes": policy.reminder_minutes,
+            "escalation_minutes": policy.escalation_minutes,
+        }
+    alert_services.alert_policy_put(
+        organization=seat.organization, healthcheck=healthcheck, channel_ids=ids, **kept
+    )
 
 
 def _trial(
@@ -307,6 +436,391 @@ def healthcheck_delete(request: HttpRequest, seat: Seat, public_id: str) -> Http
         messages.success(request, f"Deleted {name} and its results.")
         return redirect("web:dashboard")
     return render(request, "web/healthchecks/delete.html", {"seat": seat, "hc": healthcheck})
+
+
+# --- settings: members and invitations ----------------------------------------------------------------
+
+
+def _members_page(
+    request: HttpRequest,
+    seat: Seat,
+    *,
+    invite_form: InviteForm | None = None,
+    errors: dict[int, str] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "seat": seat,
+        "members": list(selectors.members_of(organization=seat.organization)),
+        "invitations": list(
+            selectors.invitations_pending(organization=seat.organization, now=timezone.now())
+        ),
+        "invite_form": invite_form or InviteForm(),
+        "roles": ROLE_CHOICES,
+        "errors": errors or {},
+    }
+    return render(request, "web/settings/members.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD"])
+@member_view()
+def members(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's members and pending invitations; owners and admins manage them."""
+    return _members_page(request, seat)
+
+
+@require_POST
+@member_view(manage=True)
+def member_invite(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Invite someone by email with a role: a signed link, mailed through Django's mail backend."""
+    form = InviteForm(request.POST)
+    if form.is_valid():
+        try:
+            invitation = services.invitation_create(
+                organization=seat.organization,
+                email=form.cleaned_data["email"],
+                role=form.cleaned_data["role"],
+                actor=seat.membership,
+                now=timezone.now(),
+            )
+        except ServiceError as refused:
+            form.add_error(refused.field if refused.field in form.fields else None, refused.message)
+        else:
+            link = request.build_absolute_uri(
+                reverse("web:invitation", args=[services.invitation_token(invitation)])
+            )
+            try:
+                _send_invitation(request, invitation, link)
+            except (OSError, smtplib.SMTPException) as failure:
+                # The invitation stands: the inviter can pass the link on another way.
+                messages.warning(
+                    request,
+                    f"Invited {invitation.email}, but the email could not be sent ({failure.__class__.__name__});"
+                    f" send them this link yourself, it works once within 7 days: {link}",
+                )
+            else:
+                messages.success(
+                    request, f"Invited {invitation.email} as {invitation.role}; the link works 7 days."
+                )
+            return redirect("web:members")
+    return _members_page(request, seat, invite_form=form, status=400)
+
+
+def _send_invitation(request: HttpRequest, invitation: Invitation, link: str) -> None:
+    context = {"invitation": invitation, "link": link, "inviter": request.user}
+    subject = render_to_string("web/accounts/invitation_subject.txt", context).strip()
+    send_mail(
+        subject, render_to_string("web/accounts/invitation_email.txt", context), None, [invitation.email]
+    )
+
+
+def _member(seat: Seat, member_id: int) -> Membership:
+    """Return a membership of the seat's organization; another organization's (or none) is a 404."""
+    try:
+        return selectors.members_of(organization=seat.organization).get(pk=member_id)
+    except Membership.DoesNotExist:
+        raise Http404("No such member.") from None
+
+
+@require_POST
+@member_view(manage=True)
+def member_role(request: HttpRequest, seat: Seat, member_id: int) -> HttpResponse:
+    membership = _member(seat, member_id)
+    form = RoleForm(request.POST)
+    if not form.is_valid():
+        return _members_page(request, seat, errors={membership.pk: UNKNOWN_ROLE}, status=400)
+    try:
+        services.membership_role_set(
+            membership=membership, role=form.cleaned_data["role"], actor=seat.membership
+        )
+    except ServiceError as refused:
+        return _members_page(request, seat, errors={membership.pk: refused.message}, status=400)
+    messages.success(request, f"{membership.user.email or membership.user} is now {membership.role}.")
+    return redirect("web:members")
+
+
+@require_POST
+@member_view(manage=True)
+def member_remove(request: HttpRequest, seat: Seat, member_id: int) -> HttpResponse:
+    membership = _member(seat, member_id)
+    try:
+        services.membership_remove(membership=membership, actor=seat.membership)
+    except ServiceError as refused:
+        return _members_page(request, seat, errors={membership.pk: refused.message}, status=400)
+    messages.success(
+        request, f"Removed {membership.user.email or membership.user} from {seat.organization.name}."
+    )
+    if membership.pk == seat.membership.pk:
+        request.session.pop(SESSION_ORGANIZATION, None)
+        return redirect("web:dashboard")
+    return redirect("web:members")
+
+
+@require_POST
+@member_view(manage=True)
+def invitation_revoke(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    invitation = selectors.invitation_by_public_id(public_id=public_id)
+    if invitation is None or invitation.organization_id != seat.organization.pk:
+        raise Http404("No such invitation.")
+    try:
+        services.invitation_revoke(invitation=invitation, actor=seat.membership, now=timezone.now())
+    except ServiceError as refused:
+        messages.error(request, refused.message)
+        return _members_page(request, seat, status=400)
+    messages.success(request, f"Revoked the invitation of {invitation.email}; its link no longer works.")
+    return redirect("web:members")
+
+
+# --- settings: alert channels ----------------------------------------------------------------------
+
+
+def _channels_page(
+    request: HttpRequest, seat: Seat, form: channel_form.ChannelForm, *, status: int = 200, **extra: Any
+) -> HttpResponse:
+    rows = [
+        {"channel": channel, "config": _shown_config(ChannelSerializer(channel).data["config"])}
+        for channel in alert_selectors.channels_of(organization=seat.organization)
+    ]
+    context = {
+        "seat": seat,
+        "rows": rows,
+        "form": form,
+        "kinds": channel_form.KIND_NAMES,
+        **extra,
+    }
+    response = render(request, "web/settings/channels.html", context, status=status)
+    response["Cache-Control"] = "no-store"  # a generated signing secret is shown once, here
+    return response
+
+
+def _shown_config(masked: dict[str, Any] | None) -> list[tuple[str, str]] | None:
+    """Return the API's masked config as (field, text) pairs; None when it can't be decrypted."""
+    if masked is None:
+        return None
+    return [
+        (key, ", ".join(map(str, value)) if isinstance(value, list) else str(value))
+        for key, value in masked.items()
+        if value not in (None, "")
+    ]
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def channels(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's alert channels; add one (the API's serializer, parser and messages)."""
+    if request.method != "POST":
+        return _channels_page(request, seat, channel_form.blank_form(request.GET.get("kind", "email")))
+    form = channel_form.posted_form(request.POST)
+    serializer = ChannelWriteSerializer(data=channel_form.api_body(form))
+    if not form.errors and not serializer.is_valid():
+        form.add_errors(serializer.errors)
+    if form.errors:
+        return _channels_page(request, seat, form, status=400)
+    data = serializer.validated_data
+    try:
+        saved = alert_services.channel_add(
+            organization=seat.organization, name=data["name"], kind=data["kind"], config=data["config"]
+        )
+    except ServiceError as refused:
+        form.add_errors({refused.field: [refused.message]})
+        return _channels_page(request, seat, form, status=400)
+    messages.success(request, f"Added {saved.channel.name}; send it a test to see an alert arrive.")
+    if saved.generated_secret:
+        return _channels_page(
+            request,
+            seat,
+            channel_form.blank_form(form.kind),
+            secret={"channel": saved.channel, "value": saved.generated_secret},
+        )
+    return redirect("web:channels")
+
+
+def _channel(seat: Seat, public_id: str) -> Channel:
+    try:
+        return alert_selectors.channels_of(organization=seat.organization).get(public_id=public_id)
+    except (Channel.DoesNotExist, ValueError):
+        raise Http404("No such channel.") from None
+
+
+@require_POST
+@member_view()
+def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Send the channel a test alert now and say how it went."""
+    channel = _channel(seat, public_id)
+    try:
+        attempt = alert_services.channel_test(channel=channel, now=timezone.now())
+    except ServiceError as refused:
+        messages.error(request, refused.message)
+    except SecretUnreadable:
+        messages.error(
+            request, "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+        )
+    else:
+        if attempt.ok:
+            messages.success(request, f"Sent {channel.name} a test alert; it arrived.")
+        else:
+            messages.error(request, f"The test alert to {channel.name} did not arrive: {attempt.error}")
+    return redirect("web:channels")
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def channel_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Ask to confirm (GET), then delete the channel (POST)."""
+    channel = _channel(seat, public_id)
+    if request.method == "POST":
+        alert_services.channel_delete(channel=channel)
+        messages.success(request, f"Deleted {channel.name}; no alert goes there any more.")
+        return redirect("web:channels")
+    return render(
+        request,
+        "web/settings/confirm_delete.html",
+        {
+            "seat": seat,
+            "name": channel.name,
+            "consequence": "Alerts stop going to this channel, and its delivery history goes with it.",
+            "back": reverse("web:channels"),
+        },
+    )
+
+
+# --- settings: maintenance windows -----------------------------------------------------------------
+
+
+def _maintenance_page(
+    request: HttpRequest,
+    seat: Seat,
+    values: dict[str, Any] | None = None,
+    errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    now = timezone.now()
+    states = selectors.maintenance_window_states(organization=seat.organization, at=now)
+    healthchecks = list(
+        selectors.healthchecks_of(organization=seat.organization)
+        .order_by("name")
+        .values_list("public_id", "name")
+    )
+    names = dict(healthchecks)
+    windows = []
+    for window in selectors.maintenance_windows_of(organization=seat.organization).order_by(
+        "starts_at", "id"
+    ):
+        current, upcoming = states.get(window.id, (None, None))
+        windows.append(
+            {
+                "window": window,
+                "current": current,
+                "next": upcoming,
+                "healthchecks": sorted(names.get(hc.public_id, "") for hc in window.healthchecks.all()),
+                "tags": sorted(tag.name for tag in window.tag_rows.all()),
+            }
+        )
+    context = {
+        "seat": seat,
+        "windows": windows,
+        "values": values or {"timezone": "UTC", "healthchecks": []},
+        "errors": errors or {},
+        "healthchecks": healthchecks,
+    }
+    return render(request, "web/settings/maintenance.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def maintenance(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's maintenance windows; add a one-off or recurring one (the API's checks)."""
+    if request.method != "POST":
+        return _maintenance_page(request, seat)
+    values = maintenance_form.typed(request.POST)
+    serializer = MaintenanceWindowSerializer(data=maintenance_form.api_body(values))
+    if not serializer.is_valid():
+        return _maintenance_page(request, seat, values, field_errors(serializer.errors), status=400)
+    try:
+        window = services.maintenance_window_create(
+            organization=seat.organization, **serializer.to_service_changes()
+        )
+    except ServiceError as refused:
+        return _maintenance_page(request, seat, values, {refused.field: [refused.message]}, status=400)
+    messages.success(request, f"Added the maintenance window {window.name}.")
+    return redirect("web:maintenance")
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def maintenance_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Ask to confirm (GET), then delete the window (POST)."""
+    try:
+        window = selectors.maintenance_windows_of(organization=seat.organization).get(public_id=public_id)
+    except (MaintenanceWindow.DoesNotExist, ValueError):
+        raise Http404("No such maintenance window.") from None
+    if request.method == "POST":
+        services.maintenance_window_delete(window=window)
+        messages.success(request, f"Deleted the maintenance window {window.name}.")
+        return redirect("web:maintenance")
+    return render(
+        request,
+        "web/settings/confirm_delete.html",
+        {
+            "seat": seat,
+            "name": window.name,
+            "consequence": "Its healthchecks are no longer held during its occurrences; results already recorded keep their flag.",
+            "back": reverse("web:maintenance"),
+        },
+    )
+
+
+# --- settings: reports -----------------------------------------------------------------------------
+
+
+def _reports_page(
+    request: HttpRequest,
+    seat: Seat,
+    errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+    **typed: str,
+) -> HttpResponse:
+    found = report_selectors.report_settings_of(organization=seat.organization)
+    context = {
+        "seat": seat,
+        "values": {"sla_target": f"{found.sla_target:.3f}", "time_zone": found.time_zone, **typed},
+        "errors": errors or {},
+        "is_owner": seat.role == Membership.Role.OWNER,
+        "opted_in": report_selectors.monthly_report_opted_in(membership=seat.membership),
+    }
+    return render(request, "web/settings/reports.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def report_settings(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Show and change the default SLA target and the monthly reports' time zone (the API's checks)."""
+    if request.method != "POST":
+        return _reports_page(request, seat)
+    typed = {key: request.POST.get(key, "").strip() for key in ("sla_target", "time_zone")}
+    serializer = ReportSettingsSerializer(data={key: value for key, value in typed.items() if value})
+    if not serializer.is_valid():
+        errors = {key: [str(m) for m in messages] for key, messages in serializer.errors.items()}
+        return _reports_page(request, seat, errors, status=400, **typed)
+    try:
+        report_services.report_settings_update(organization=seat.organization, **serializer.validated_data)
+    except ServiceError as refused:
+        return _reports_page(request, seat, {refused.field: [refused.message]}, status=400, **typed)
+    messages.success(request, "Saved the report settings.")
+    return redirect("web:reports")
+
+
+@require_POST
+@member_view()
+def monthly_report(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Opt the signed-in member in to (or out of) the monthly report email; owners receive it."""
+    if request.POST.get("monthly") == "on":
+        report_services.monthly_report_opt_in(membership=seat.membership)
+        messages.success(request, "You will receive last month's report by email early each month.")
+    else:
+        report_services.monthly_report_opt_out(membership=seat.membership)
+        messages.success(request, "You will no longer receive the monthly report.")
+    return redirect("web:reports")
 
 
 # --- settings: API keys -----------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from alerts.services.channels import (
     channel_add,
     channel_change,
     channel_create,
+    channel_delete,
     channel_rotate_secret,
     channel_test,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "channel_add",
     "channel_change",
     "channel_create",
+    "channel_delete",
     "channel_disable",
     "channel_rotate_secret",
     "channel_test",

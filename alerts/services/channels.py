@@ -108,6 +108,11 @@ def channel_change(
     return ChannelSaved(channel, test=channel_test(channel=channel, now=now) if reenabled else None)
 
 
+def channel_delete(*, channel: Channel) -> None:
+    """Remove a channel; its deliveries go with it, and policies stop naming it."""
+    channel.delete()
+
+
 def channel_rotate_secret(*, channel: Channel, now: datetime) -> str:
     """Give a webhook a new signing secret; the old one keeps signing for a day. Return the new one (shown once)."""
     if channel.kind != webhook.KIND.name:

@@ -20,6 +20,17 @@ from monitors.services.maintenance import (
     maintenance_window_delete,
     maintenance_window_update,
 )
+from monitors.services.members import (
+    INVITATION_GONE,
+    invitation_accept,
+    invitation_create,
+    invitation_public_id,
+    invitation_revoke,
+    invitation_sign_up,
+    invitation_token,
+    membership_remove,
+    membership_role_set,
+)
 from monitors.services.recording import (
     Recheck,
     RunResult,
@@ -42,6 +53,7 @@ from monitors.services.tenancy import (
 )
 
 __all__ = [
+    "INVITATION_GONE",
     "RULE_FIELDS",
     "HealthcheckUpdated",
     "Notice",
@@ -58,10 +70,18 @@ __all__ = [
     "healthcheck_resume",
     "healthcheck_trial_config",
     "healthcheck_update",
+    "invitation_accept",
+    "invitation_create",
+    "invitation_public_id",
+    "invitation_revoke",
+    "invitation_sign_up",
+    "invitation_token",
     "maintenance_window_create",
     "maintenance_window_delete",
     "maintenance_window_update",
     "membership_add",
+    "membership_remove",
+    "membership_role_set",
     "organization_create",
     "organization_sign_up",
     "outcomes_record",

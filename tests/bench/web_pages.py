@@ -5,10 +5,11 @@
 Builds, inside one transaction that is rolled back at the end (nothing stays in the database),
 an organization on the paid plan with ``--healthchecks`` MCP healthchecks, each with a region
 state in three regions (the last response time) and a tag, and hourly rollups in three regions
-for the last day and a half (the dashboard's 24 h and 30 d uptime read them); one more
+for the last day and a half (the dashboard's sparkline reads them), created a month ago with an
+hour down yesterday (the 24 h and 30 d uptime read the status changes); one more
 healthcheck has ``--days`` days of hourly rollups in three regions, a latest result with its
-tool list and 20 status changes. Then a signed-in owner asks for the dashboard and for that
-healthcheck's page through Django's test client (the whole stack in process, no network).
+tool list, 20 status changes, 20 tool list changes and 10 incidents. Then a signed-in owner asks
+for the dashboard and for that healthcheck's page through Django's test client (the whole stack in process, no network).
 Prints the median and 95th percentile of ``--repeat`` warm requests in milliseconds and each
 page's SQL query count. No figure is asserted anywhere.
 """
@@ -36,7 +37,9 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from alerts.models import Incident  # noqa: E402
 from monitors.models import (  # noqa: E402
+    Healthcheck,
     HealthcheckTag,
     Membership,
     Plan,
@@ -45,6 +48,7 @@ from monitors.models import (  # noqa: E402
     RegionState,
     Rollup,
     StatusChange,
+    ToolChange,
     ToolList,
 )
 from monitors.services import healthcheck_create, membership_add, organization_create  # noqa: E402
@@ -132,10 +136,56 @@ def build(healthchecks: int, days: int) -> tuple[Client, str]:
     StatusChange.objects.bulk_create(
         [
             StatusChange(
-                healthcheck=page_check, at=now - timedelta(hours=n), from_status="up", to_status="down"
+                healthcheck=page_check,
+                at=now - timedelta(days=2, hours=n),
+                from_status=("down", "up")[n % 2],
+                to_status=("up", "down")[n % 2],
             )
             for n in range(20)
         ]
+    )
+    ToolChange.objects.bulk_create(
+        ToolChange(
+            healthcheck=page_check,
+            at=now - timedelta(hours=n),
+            region=regions[0],
+            previous_digest=f"d{n}",
+            digest=f"d{n + 1}",
+            removed=[f"tool_{n}"],
+            removed_count=1,
+            new_required_inputs={f"tool_{n + 1}": ["q", "page"]},
+            new_required_inputs_count=1,
+        )
+        for n in range(20)
+    )
+    Incident.objects.bulk_create(
+        Incident(
+            organization=organization,
+            healthcheck=page_check,
+            healthcheck_public_id=page_check.public_id,
+            healthcheck_name=page_check.name,
+            severity="critical",
+            opened_at=now - timedelta(days=n + 1),
+            resolved_at=now - timedelta(days=n + 1) + timedelta(minutes=10),
+            resolution="recovered",
+            cause_summary="Down in 2 of 3 regions",
+        )
+        for n in range(10)
+    )
+    # Monitored for a month, up, with an hour down yesterday each: the uptime figures have time to
+    # count and a downtime to bound (monitors.selectors.uptime_history reads the changes and results).
+    Healthcheck.objects.filter(organization=organization).update(
+        created_at=now - timedelta(days=31), status="up"
+    )
+    StatusChange.objects.bulk_create(
+        [
+            StatusChange(
+                healthcheck_id=hc_id, at=now - timedelta(hours=hours), from_status=before, to_status=after
+            )
+            for hc_id in Healthcheck.objects.filter(organization=organization).values_list("id", flat=True)
+            for hours, before, after in ((26, "up", "down"), (25, "down", "up"))
+        ],
+        batch_size=5000,
     )
     user = get_user_model().objects.create_user(username=f"bench-{stamp}@example.com")
     membership_add(organization=organization, user=user, role=Membership.Role.OWNER)

@@ -15,7 +15,19 @@ from tests.web.conftest import PASSWORD
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("path", ["/app/", "/app/healthchecks/new/", "/app/settings/api-keys/"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/app/",
+        "/app/healthchecks/new/",
+        "/app/settings/api-keys/",
+        "/app/settings/members/",
+        "/app/settings/channels/",
+        "/app/settings/maintenance/",
+        "/app/settings/reports/",
+        "/app/status-pages/",
+    ],
+)
 def test_app_pages_send_a_signed_out_visitor_to_sign_in(path):
     answer = Client().get(path)
     assert answer.status_code == 302
@@ -91,7 +103,7 @@ def test_sign_up_shows_what_to_fix_next_to_the_field(fields, field, message):
         **fields,
     }
     answer = Client().post("/app/signup/", data)
-    assert answer.status_code == 200
+    assert answer.status_code == 400
     assert message in answer.context["form"].errors[field][0]
     assert not get_user_model().objects.filter(username="c@example.com").exists()
 

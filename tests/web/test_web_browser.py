@@ -10,20 +10,28 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from importlib import import_module
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connections
+from django.db.utils import ConnectionHandler
+from django.utils import timezone
 
-from monitors.models import Healthcheck, Membership
+from monitors.models import Healthcheck, Membership, ProbeResult, Region, StatusChange, ToolList
 from monitors.services import membership_add
+from statuspages.services import component_create, incident_create, status_page_create
 from tests.conftest import unavailable
 from tests.monitors.conftest import start_sdk_peer, stop
 from tests.web.conftest import PASSWORD
 
 CHROMIUM = Path("/usr/bin/chromium")
+# axe-core from npm (axe-core@4.14.1, MPL-2.0), vendored for the tests only: the app never serves it.
+AXE = Path(__file__).parent / "vendor" / "axe-4.14.1.min.js"
+AXE_FAILS_ON = ("serious", "critical")
 BROWSER_SWITCH = "UPTIMY_REQUIRE_BROWSER"
 HOW_TO = "apt-get install -y --no-install-recommends chromium"
 
@@ -48,7 +56,7 @@ def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
         unavailable("Playwright is not installed: make .venv/.dev-deps", switch=BROWSER_SWITCH)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_playwright() as playwright:
+        with _serialized_rollback_kept(), sync_playwright() as playwright:
             # --no-sandbox: the tests run as root on CI, where Chromium's sandbox refuses to start.
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
             try:
@@ -57,16 +65,29 @@ def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
                 browser.close()
 
 
-@pytest.fixture(autouse=True)
-def _seeded_plans_and_regions(transactional_db) -> None:
-    """Seed the plans and regions as migration 0002 does: a flush between these tests emptied them.
+@contextmanager
+def _serialized_rollback_kept() -> Iterator[None]:
+    """Give the connections seen inside the block the database contents serialized at setup.
 
-    serialized_rollback should restore them but, after a test whose requests the live server
-    answered, did not (Plan.DoesNotExist in the next test); seeding again is idempotent.
+    Django's connections are context-local (asgiref), and Playwright's running loop gives the
+    tests another context: there ``connections[alias]`` is a new object without
+    ``_test_serialized_contents``, so serialized_rollback neither restored the database before
+    a test nor kept the teardown's flush from re-creating content types (post_migrate), which
+    broke the next serialized_rollback test outside this module (tests/ctl's live server).
+    The contents are read here, outside, and set on each connection as the block first sees it.
     """
-    from django.apps import apps
+    outside = {alias: getattr(connections[alias], "_test_serialized_contents", None) for alias in connections}
+    original = ConnectionHandler.create_connection
 
-    import_module("monitors.migrations.0002_seed_regions_and_plans").seed(apps, None)
+    def create_connection(handler: ConnectionHandler, alias: str) -> Any:
+        connection = original(handler, alias)
+        if outside.get(alias) is not None:
+            connection._test_serialized_contents = outside[alias]
+        return connection
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ConnectionHandler, "create_connection", create_connection)
+        yield
 
 
 @pytest.fixture
@@ -144,9 +165,15 @@ def test_sign_up_create_an_mcp_healthcheck_with_advanced_settings_and_watch_its_
         expect(page.get_by_text("Saved Docs MCP.")).to_be_visible()
         assert "peer-key" not in page.content()
 
+        # Down, naming why; then up again once the server is back on its address.
         stop(server)
         page.get_by_role("button", name="Run now").click()
         expect(page.locator("dl.result dt", has_text="Status").locator("+ dd")).to_contain_text("Down")
+        expect(page.locator("dl.result dd.reason")).to_contain_text("(connect)")
+        server, _ = start_sdk_peer("stateful", port=urlsplit(url).port)
+        page.get_by_role("button", name="Run now").click()
+        expect(page.locator("dl.result dt", has_text="Status").locator("+ dd")).to_contain_text("Up")
+        expect(page.locator("dl.result dd.reason")).to_have_count(0)
     finally:
         if server.poll() is None:
             stop(server)
@@ -205,3 +232,120 @@ def test_the_dashboard_s_statuses_refresh_without_a_reload(page, app, org, make_
     Healthcheck.objects.filter(pk=check.pk).update(status="down")
     expect(status).to_have_text(re.compile("Down"), timeout=15_000)
     assert page.evaluate("window.notReloaded") is True
+
+
+def sign_in(page: Any, app: str, username: str) -> None:
+    page.goto(f"{app}/app/login/")
+    page.get_by_label("Email or user name").fill(username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("heading", name="Healthchecks").wait_for()
+
+
+def axe_violations(page: Any) -> list[str]:
+    """Run axe-core on the page as it is; return its serious and critical violations, one line each."""
+    page.add_script_tag(path=str(AXE))
+    found = page.evaluate("async () => (await axe.run(document)).violations")
+    return [
+        f"{v['impact']} {v['id']}: {v['help']} at {[node['target'] for node in v['nodes']]}"
+        for v in found
+        if v["impact"] in AXE_FAILS_ON
+    ]
+
+
+@pytest.fixture
+def scanned_page(chromium) -> Iterator[Any]:
+    """Return a tab that lets axe's script in: the app's policy refuses injected scripts, as it should."""
+    context = chromium.new_context(bypass_csp=True)
+    context.set_default_timeout(20_000)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def watched_check(org, make_check) -> Healthcheck:
+    """Return a check with an MCP result and a status change, so its page shows every section."""
+    check = make_check(org, name="Docs MCP")
+    now = timezone.now()
+    ToolList.objects.create(
+        healthcheck=check,
+        digest="d1",
+        tools=[{"name": "search_docs", "required_inputs": ["q"]}],
+        first_seen_at=now,
+    )
+    ProbeResult.objects.create(
+        healthcheck=check,
+        region=Region.objects.get(slug="eu-west"),
+        slot=now,
+        checked_at=now,
+        recorded_at=now,
+        status="down",
+        kind="missing_tools",
+        reason="Missing required tools: get_status",
+        server_name="docs-server",
+        server_version="1.2.3",
+        protocol="2025-06-18",
+        access="key",
+        tool_count=1,
+        tool_digest="d1",
+        missing_tools=["get_status"],
+        dns_ms=5,
+        tcp_ms=10,
+        tls_ms=20,
+        ttfb_ms=65,
+        total_ms=100,
+    )
+    StatusChange.objects.create(
+        healthcheck=check, at=now, from_status="pending", to_status="down", reason="Down in eu-west"
+    )
+    return check
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/app/",
+        "/app/healthchecks/new/?type=mcp",
+        "/app/healthchecks/new/?type=http",
+        "/app/healthchecks/{check}/",
+        "/app/healthchecks/{check}/edit/",
+        "/app/settings/api-keys/",
+        "/app/settings/members/",
+        "/app/settings/channels/",
+        "/app/settings/maintenance/",
+        "/app/settings/reports/",
+        "/app/status-pages/",
+        "/app/status-pages/{status_page}/",
+    ],
+)
+def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, watched_check, path):
+    user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    sign_in(scanned_page, app, "ax@example.com")
+    status_page = status_page_create(organization=org, changes={"slug": "docs", "title": "Docs status"})
+    component = component_create(page=status_page, changes={"healthcheck": watched_check.public_id})
+    incident_create(
+        page=status_page,
+        changes={"title": "Search is slow", "components": [component.public_id], "draft": True},
+        body="Looking into it.",
+        now=timezone.now(),
+    )
+    scanned_page.goto(app + path.format(check=watched_check.public_id, status_page=status_page.public_id))
+    assert axe_violations(scanned_page) == []
+
+
+@pytest.mark.parametrize("path", ["/app/login/", "/app/signup/", "/app/password-reset/"])
+def test_axe_finds_no_serious_violation_on_a_signed_out_page(scanned_page, app, path):
+    scanned_page.goto(app + path)
+    assert axe_violations(scanned_page) == []
+
+
+def test_axe_finds_no_serious_violation_on_a_form_showing_field_errors(scanned_page, app, org):
+    user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    sign_in(scanned_page, app, "ax@example.com")
+    scanned_page.goto(f"{app}/app/healthchecks/new/?type=mcp")
+    scanned_page.get_by_label("Server URL").fill("not a url")
+    scanned_page.get_by_role("button", name="Create healthcheck").click()
+    scanned_page.locator(".errorlist").first.wait_for()
+    assert axe_violations(scanned_page) == []

@@ -227,18 +227,59 @@ def test_htmx_refreshes_the_rows_alone(owner, org, make_check):
     assert "<html" not in body
 
 
-def test_the_dashboard_shows_uptime_and_the_last_response(owner, org, make_check):
+def test_the_dashboard_shows_the_last_response(owner, org, make_check):
     healthcheck = make_check(org)
     region = Region.objects.get(slug="eu-west")
     RegionState.objects.create(
         healthcheck=healthcheck, region=region, status="up", last_result_at=timezone.now(), response_ms=123.4
     )
-    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
-    healthcheck.rollups.create(region=region, period="hour", start=hour, runs=4, failures=1)
+    assert owner.get("/app/").context["board"].rows[0].last_ms == 123.4
+
+
+def _up_for_two_days_with_an_hour_down(healthcheck) -> None:
+    now = timezone.now()
+    Healthcheck.objects.filter(pk=healthcheck.pk).update(created_at=now - timedelta(days=2), status="up")
+    healthcheck.status_changes.create(at=now - timedelta(hours=2), from_status="up", to_status="down")
+    healthcheck.status_changes.create(at=now - timedelta(hours=1), from_status="down", to_status="up")
+
+
+def test_the_dashboard_s_uptime_is_the_status_pages_and_reports_definition(owner, org, make_check):
+    """Duration-based on the status (monitors.uptime): 1 h down of 24 h, and of the 48 h since creation."""
+    _up_for_two_days_with_an_hour_down(make_check(org))
     row = owner.get("/app/").context["board"].rows[0]
-    assert row.last_ms == 123.4
-    assert row.uptime_24h == 0.75
-    assert row.uptime_30d == 0.75
+    assert (row.uptime_24h, row.uptime_30d) == ("95.83", "97.91")
+    page = owner.get("/app/").content.decode()
+    assert "95.83%" in page
+
+
+def test_the_healthcheck_page_s_uptime_is_the_same_figure(owner, org, make_check):
+    healthcheck = make_check(org)
+    _up_for_two_days_with_an_hour_down(healthcheck)
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").context["page"]
+    assert (page.percent_24h, page.percent_30d) == ("95.83", "97.91")
+
+
+def test_a_check_without_measured_time_shows_a_dash_for_uptime(owner, org, make_check):
+    make_check(org)  # pending: nothing measured yet
+    row = owner.get("/app/").context["board"].rows[0]
+    assert (row.uptime_24h, row.uptime_30d) == (None, None)
+
+
+def test_the_dashboard_draws_each_check_s_last_24_hours_from_its_rollups(owner, org, make_check):
+    healthcheck = make_check(org)
+    eu, us = Region.objects.get(slug="eu-west"), Region.objects.get(slug="us-east")
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0)
+    for region, median, failures in [(eu, 100, 0), (us, 300, 1)]:
+        healthcheck.rollups.create(
+            region=region, period="hour", start=hour, runs=4, failures=failures, p50_ms=median
+        )
+    healthcheck.rollups.create(region=eu, period="hour", start=hour - timedelta(hours=3), runs=4, p50_ms=50)
+    healthcheck.rollups.create(region=eu, period="hour", start=hour - timedelta(hours=30), runs=4, p50_ms=9)
+    spark = owner.get("/app/").context["board"].rows[0].spark
+    assert sorted((h.index, h.median_ms, h.failures) for h in spark) == [(20, 50, 0), (23, 200, 1)]
+    assert 'aria-label="Last 24 hours: median 200 ms, slowest hour 200 ms, 1 hour with failures"' in (
+        owner.get("/app/").content.decode()
+    )
 
 
 def _result(healthcheck, **fields):
@@ -455,3 +496,186 @@ def test_the_dashboard_pages_through_many_healthchecks_keeping_the_filters(
     assert 'href="?search=check&amp;page=2">Next</a>' in first.content.decode()
     last = owner.get("/app/?search=check&page=3")
     assert [row.healthcheck.name for row in last.context["board"].rows] == ["Check 0"]
+
+
+def _incident(healthcheck, **fields):
+    from alerts.models import Incident
+
+    defaults = {
+        "organization": healthcheck.organization,
+        "healthcheck": healthcheck,
+        "healthcheck_public_id": healthcheck.public_id,
+        "healthcheck_name": healthcheck.name,
+        "severity": "critical",
+        "opened_at": timezone.now(),
+    }
+    return Incident.objects.create(**{**defaults, **fields})
+
+
+def test_the_healthcheck_page_lists_its_incidents_open_and_ended(owner, org, make_check):
+    healthcheck, other = make_check(org), make_check(org, name="Other")
+    earlier = timezone.now() - timedelta(days=1)
+    _incident(
+        healthcheck,
+        opened_at=earlier,
+        resolved_at=earlier + timedelta(minutes=5),
+        resolution="recovered",
+        cause_summary="Down in 2 of 3 regions",
+    )
+    _incident(healthcheck, cause_kind="missing_tools", cause_summary="Required tools missing: get_status")
+    _incident(other, cause_summary="Not this one")
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    section = page[page.index("<h2>Incidents</h2>") :]
+    assert "Down in 2 of 3 regions" in section
+    assert "(recovered)" in section
+    assert "Required tools missing: get_status" in section
+    assert "<strong>Open</strong>" in section
+    assert "Not this one" not in page
+
+
+def test_the_healthcheck_page_shows_the_tool_list_s_history(owner, org, make_check):
+    from monitors.models import ToolChange
+
+    healthcheck = make_check(org)
+    ToolChange.objects.create(
+        healthcheck=healthcheck,
+        at=timezone.now(),
+        region=Region.objects.get(slug="eu-west"),
+        previous_digest="a",
+        digest="b",
+        removed=["search_docs"],
+        removed_count=3,
+        new_required_inputs={"get_status": ["service", "zone"]},
+        new_required_inputs_count=1,
+    )
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    assert "Removed: <code>search_docs</code> and 2 more" in page
+    assert "Gained required inputs: <code>get_status</code> (service, zone)" in page
+
+
+def test_a_healthcheck_without_incidents_or_tool_changes_says_so(owner, org, make_check):
+    page = owner.get(f"/app/healthchecks/{make_check(org).public_id}/").content.decode()
+    assert "No incident yet." in page
+    assert "No tool was removed or gained a required input." in page
+
+
+@pytest.mark.parametrize(
+    ("kind", "shown"),
+    [
+        ("blocked_address", "—"),
+        ("dns", "—"),
+        ("connect", "—"),
+        ("config", "—"),
+        ("timeout", "0 ms"),
+        ("http_status", "0 ms"),
+        ("", "0 ms"),
+    ],
+)
+def test_a_run_that_never_connected_shows_no_response_time(owner, org, make_check, kind, shown):
+    healthcheck = make_check(org)
+    RegionState.objects.create(
+        healthcheck=healthcheck,
+        region=Region.objects.get(slug="eu-west"),
+        status="down" if kind else "up",
+        last_result_at=timezone.now(),
+        response_ms=0.0,
+        kind=kind,
+    )
+    _result(healthcheck, status="down" if kind else "up", kind=kind, dns_ms=0.0, total_ms=0.0)
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    assert f"<td>{shown}</td>" in page
+    assert ("Total 0.0 ms" in page) == (shown != "—")
+    assert owner.get("/app/").context["board"].rows[0].last_ms == (None if shown == "—" else 0.0)
+
+
+def _queries_for(owner, path: str) -> int:
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+
+    reset_queries()
+    with CaptureQueriesContext(connection) as captured:
+        assert owner.get(path).status_code == 200
+    return len(captured)
+
+
+def test_the_healthcheck_page_s_queries_do_not_grow_with_its_history(owner, org, make_check):
+    from monitors.models import ToolChange
+
+    healthcheck = make_check(org)
+    path = f"/app/healthchecks/{healthcheck.public_id}/"
+    region = Region.objects.get(slug="eu-west")
+    before = _queries_for(owner, path)
+    for index in range(5):
+        _incident(
+            healthcheck, opened_at=timezone.now() - timedelta(hours=index + 1), resolved_at=timezone.now()
+        )
+        ToolChange.objects.create(
+            healthcheck=healthcheck, at=timezone.now(), region=region, previous_digest="a", digest=f"b{index}"
+        )
+    assert _queries_for(owner, path) == before
+
+
+def _channel(organization, name: str):
+    from alerts.services import channel_add
+
+    return channel_add(
+        organization=organization, name=name, kind="email", config={"recipients": ["ops@example.com"]}
+    ).channel
+
+
+def _policy(healthcheck):
+    from alerts.models import AlertPolicy
+
+    return AlertPolicy.objects.filter(healthcheck=healthcheck).first()
+
+
+def test_alert_channels_chosen_on_create_become_the_check_s_own_policy(owner, org):
+    ops, oncall = _channel(org, "Ops"), _channel(org, "On-call")
+    _channel(org, "Unused")
+    answer = owner.post(
+        "/app/healthchecks/new/", {**MCP_FORM, "channels": [str(ops.public_id), str(oncall.public_id)]}
+    )
+    assert answer.status_code == 302
+    policy = _policy(Healthcheck.objects.get(organization=org))
+    assert sorted(c.name for c in policy.channels.all()) == ["On-call", "Ops"]
+
+
+def test_no_channel_chosen_follows_the_organization_s_default(owner, org, make_check):
+    from alerts.services import alert_policy_set
+
+    healthcheck = make_check(org)
+    ops = _channel(org, "Ops")
+    alert_policy_set(organization=org, healthcheck=healthcheck, channels=[ops])
+    edit = f"/app/healthchecks/{healthcheck.public_id}/edit/"
+    assert owner.get(edit).context["form"].channels == [str(ops.public_id)]
+    form = dict(MCP_FORM)
+    assert owner.post(edit, form).status_code == 302
+    assert _policy(healthcheck) is None
+
+
+def test_changing_channels_keeps_the_policy_s_other_settings(owner, org, make_check):
+    from alerts.services import alert_policy_set
+
+    healthcheck = make_check(org)
+    ops, oncall = _channel(org, "Ops"), _channel(org, "On-call")
+    alert_policy_set(
+        organization=org,
+        healthcheck=healthcheck,
+        channels=[ops],
+        reminder_minutes=30,
+        notify_on_degraded=False,
+    )
+    form = {**MCP_FORM, "channels": [str(oncall.public_id)]}
+    assert owner.post(f"/app/healthchecks/{healthcheck.public_id}/edit/", form).status_code == 302
+    policy = _policy(healthcheck)
+    assert [c.name for c in policy.channels.all()] == ["On-call"]
+    assert (policy.reminder_minutes, policy.notify_on_degraded) == (30, False)
+
+
+@pytest.mark.parametrize("chosen", ["other", "not-a-uuid"])
+def test_a_channel_not_of_the_organization_is_named_and_nothing_is_saved(owner, org, other_org, chosen):
+    value = str(_channel(other_org, "Theirs").public_id) if chosen == "other" else chosen
+    answer = owner.post("/app/healthchecks/new/", {**MCP_FORM, "channels": [value]})
+    assert answer.status_code == 400
+    assert answer.context["form"].errors["channels"] == [f"Channel {value} not found."]
+    assert not Healthcheck.objects.filter(organization=org).exists()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from django import template
 from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
-from web.results import ACCESS_WORDS, STATUS_WORDS
+from web.results import ACCESS_WORDS, STATUS_WORDS, response_time
+from web.sparkline import SparkHour, sparkline_svg
 
 register = template.Library()
 
@@ -35,8 +38,25 @@ def percent(value: float | None) -> str:
 
 
 @register.filter
+def uptime(value: str | None) -> str:
+    """Return monitors.uptime's floored percentage text with its sign; a dash without measured time."""
+    return "—" if value is None else f"{value}%"
+
+
+@register.filter
+def sparkline(hours: Sequence[SparkHour]) -> SafeString:
+    return mark_safe(sparkline_svg(hours))  # noqa: S308  # the renderer escapes the one text it writes
+
+
+@register.filter
 def ms(value: float | None) -> str:
     return "—" if value is None else f"{value:.0f} ms"
+
+
+@register.filter
+def response(value: float | None, kind: str) -> str:
+    """Return a region's last response time; a dash when that run never connected (blocked, DNS, refused)."""
+    return ms(response_time(value, kind))
 
 
 @register.filter

@@ -1,0 +1,120 @@
+"""Write members and invitations: invite by email, accept, revoke, change a role, remove a member.
+
+Who may do what is ``monitors.roles`` (pure); these functions apply it under a lock on the
+organization's memberships, so two owners demoting each other at once can't leave none.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core import signing
+from django.db import transaction
+
+from monitors import roles
+from monitors.errors import ServiceError
+from monitors.models import Invitation, Membership, Organization
+
+INVITATION_LIFETIME = timedelta(days=7)
+INVITATION_SALT = "uptimy.invitation"
+INVITATION_GONE = "This invitation link is no longer valid; ask for a new one."
+
+
+def invitation_token(invitation: Invitation) -> str:
+    """Return the secret part of an invitation's link: its public_id, signed with SECRET_KEY."""
+    return signing.dumps(str(invitation.public_id), salt=INVITATION_SALT)
+
+
+def invitation_public_id(token: str) -> str | None:
+    """Return the public_id a link's token signs, or None for a token this server never signed."""
+    try:
+        value = signing.loads(token, salt=INVITATION_SALT)
+    except signing.BadSignature:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _refuse(refusal: str | None, field: str = "role") -> None:
+    if refusal is not None:
+        raise ServiceError(field, refusal)
+
+
+def _owners(organization: Organization) -> int:
+    """Count the organization's owners, locking its memberships until the transaction ends."""
+    locked = Membership.objects.select_for_update().filter(organization=organization).order_by("id")
+    return sum(1 for role in locked.values_list("role", flat=True) if role == roles.OWNER)
+
+
+def invitation_create(
+    *, organization: Organization, email: str, role: str, actor: Membership, now: datetime
+) -> Invitation:
+    """Invite ``email`` with ``role``; an earlier pending invitation of the same address is replaced."""
+    email = email.strip().lower()
+    _refuse(roles.role_change_refusal(actor=actor.role, current=None, wanted=role, owners=0))
+    if Membership.objects.filter(organization=organization, user__email__iexact=email).exists():
+        raise ServiceError("email", "This person is a member already; change their role in the list.")
+    with transaction.atomic():
+        Invitation.objects.filter(
+            organization=organization, email=email, accepted_at__isnull=True, revoked_at__isnull=True
+        ).update(revoked_at=now)
+        return Invitation.objects.create(
+            organization=organization,
+            email=email,
+            role=role,
+            invited_by=actor.user,
+            created_at=now,
+            expires_at=now + INVITATION_LIFETIME,
+        )
+
+
+def invitation_revoke(*, invitation: Invitation, actor: Membership, now: datetime) -> None:
+    _refuse(roles.role_change_refusal(actor=actor.role, current=None, wanted=invitation.role, owners=0))
+    Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True).update(
+        revoked_at=now
+    )
+
+
+def invitation_accept(*, invitation: Invitation, user: Any, now: datetime) -> Membership:
+    """Make ``user`` a member with the invitation's role; the link works once, until it expires.
+
+    A user who is a member already keeps their role: an invitation never demotes anyone.
+    """
+    with transaction.atomic():
+        locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
+        if locked.accepted_at or locked.revoked_at or locked.expires_at <= now:
+            raise ServiceError("invitation", INVITATION_GONE)
+        membership, _ = Membership.objects.get_or_create(
+            organization=locked.organization, user=user, defaults={"role": locked.role}
+        )
+        locked.accepted_at, locked.accepted_by = now, user
+        locked.save(update_fields=["accepted_at", "accepted_by"])
+    return membership
+
+
+def invitation_sign_up(
+    *, invitation: Invitation, email: str, password: str, now: datetime
+) -> tuple[Any, Membership]:
+    """Create a user (their email is their user name) who joins through ``invitation``, in one transaction."""
+    with transaction.atomic():
+        user = get_user_model().objects.create_user(username=email, email=email, password=password)
+        return user, invitation_accept(invitation=invitation, user=user, now=now)
+
+
+def membership_role_set(*, membership: Membership, role: str, actor: Membership) -> Membership:
+    with transaction.atomic():
+        owners = _owners(membership.organization)
+        current = Membership.objects.get(pk=membership.pk).role
+        _refuse(roles.role_change_refusal(actor=actor.role, current=current, wanted=role, owners=owners))
+        Membership.objects.filter(pk=membership.pk).update(role=role)
+    membership.role = role
+    return membership
+
+
+def membership_remove(*, membership: Membership, actor: Membership) -> None:
+    with transaction.atomic():
+        owners = _owners(membership.organization)
+        current = Membership.objects.get(pk=membership.pk).role
+        _refuse(roles.role_change_refusal(actor=actor.role, current=current, wanted=None, owners=owners))
+        Membership.objects.filter(pk=membership.pk).delete()

@@ -1,0 +1,135 @@
+"""Maintenance windows in the web app: the API's serializer and services, times read in the window's zone."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.utils import timezone
+
+from monitors.models import MaintenanceWindow
+from monitors.services import maintenance_window_create
+
+pytestmark = pytest.mark.django_db
+
+PAGE = "/app/settings/maintenance/"
+
+
+def local(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M")
+
+
+def test_a_one_off_window_is_added_for_chosen_healthchecks_and_tags(owner, org, make_check):
+    check = make_check(org, name="Docs MCP")
+    starts = timezone.now().astimezone(UTC) + timedelta(days=1)
+    form = {
+        "name": "Database upgrade",
+        "starts_at": local(starts),
+        "ends_at": local(starts + timedelta(hours=2)),
+        "timezone": "UTC",
+        "healthchecks": [str(check.public_id)],
+        "tags": "db, eu",
+    }
+    assert owner.post(PAGE, form).status_code == 302
+    window = MaintenanceWindow.objects.get(organization=org)
+    assert window.duration == timedelta(hours=2)
+    assert [hc.pk for hc in window.healthchecks.all()] == [check.pk]
+    assert sorted(t.name for t in window.tag_rows.all()) == ["db", "eu"]
+    page = owner.get(PAGE).content.decode()
+    assert "Database upgrade" in page
+    assert "Docs MCP" in page
+    assert "tag: db" in page
+
+
+def test_the_times_typed_are_read_in_the_window_s_time_zone(owner, org):
+    form = {
+        "name": "Sunday nights",
+        "starts_at": "2030-01-06T02:00",
+        "duration": "3600",
+        "rrule": "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2",
+        "timezone": "Europe/Paris",
+        "tags": "db",
+    }
+    assert owner.post(PAGE, form).status_code == 302
+    window = MaintenanceWindow.objects.get(organization=org)
+    assert window.starts_at == datetime(2030, 1, 6, 1, 0, tzinfo=UTC)  # 02:00 in Paris in winter
+    assert window.timezone == "Europe/Paris"
+
+
+@pytest.mark.parametrize(
+    ("form", "field"),
+    [
+        ({"name": "", "starts_at": "2030-01-06T02:00", "duration": "60"}, "name"),
+        ({"name": "W", "starts_at": "", "duration": "60"}, "starts_at"),
+        ({"name": "W", "starts_at": "not a time", "duration": "60"}, "starts_at"),
+        ({"name": "W", "starts_at": "2030-01-06T02:00", "rrule": "FREQ=DAILY"}, "duration"),
+        ({"name": "W", "starts_at": "2030-01-06T02:00", "duration": "60", "rrule": "FREQ=SECONDLY"}, "rrule"),
+        (
+            {"name": "W", "starts_at": "2030-01-06T02:00", "duration": "60", "timezone": "Mars/Olympus"},
+            "timezone",
+        ),
+        (
+            {"name": "W", "starts_at": "2030-01-06T02:00", "duration": "60", "healthchecks": ["not-a-uuid"]},
+            "healthchecks",
+        ),
+    ],
+)
+def test_a_refused_field_shows_the_api_s_own_message_next_to_it(owner, client, form, field):
+    answer = owner.post(PAGE, {**form, "tags": "db"})
+    assert answer.status_code == 400
+    errors = answer.context["errors"]
+    assert field in errors, errors
+    assert not MaintenanceWindow.objects.exists()
+    if form.get("starts_at") not in {
+        "",
+        "not a time",
+    }:  # the API takes an ISO time, not the browser's local one
+        body = {key: value for key, value in form.items() if value or key == "name"}
+        body["tags"] = ["db"]
+        body["starts_at"] = form["starts_at"] + ":00+00:00"
+        api = client.post("/api/v1/maintenance-windows/", body, format="json")
+        assert api.status_code == 400
+        assert errors[field][0] in api.content.decode()
+
+
+def test_delete_asks_then_deletes(owner, org):
+    window = maintenance_window_create(
+        organization=org, name="Upgrade", starts_at=timezone.now(), duration=timedelta(hours=1), tags=["db"]
+    )
+    url = f"{PAGE}{window.public_id}/delete/"
+    assert "Delete Upgrade?" in owner.get(url).content.decode()
+    assert owner.post(url).status_code == 302
+    assert not MaintenanceWindow.objects.exists()
+
+
+def test_another_organization_s_window_is_404(owner, other_org):
+    window = maintenance_window_create(
+        organization=other_org,
+        name="Theirs",
+        starts_at=timezone.now(),
+        duration=timedelta(hours=1),
+        tags=["db"],
+    )
+    assert owner.post(f"{PAGE}{window.public_id}/delete/").status_code == 404
+    assert "Theirs" not in owner.get(PAGE).content.decode()
+
+
+def test_a_window_in_progress_says_so(owner, org):
+    maintenance_window_create(
+        organization=org,
+        name="Now",
+        starts_at=timezone.now() - timedelta(minutes=5),
+        duration=timedelta(hours=1),
+        tags=["db"],
+    )
+    assert "In maintenance" in owner.get(PAGE).content.decode()
+
+
+@pytest.mark.parametrize("action", ["", "{id}/delete/"])
+def test_a_viewer_s_post_is_403(viewer, org, action):
+    window = maintenance_window_create(
+        organization=org, name="Upgrade", starts_at=timezone.now(), duration=timedelta(hours=1), tags=["db"]
+    )
+    form = {"name": "Sneaky", "starts_at": "2030-01-06T02:00", "duration": "60"}
+    assert viewer.post(PAGE + action.format(id=window.public_id), form).status_code == 403
+    assert list(MaintenanceWindow.objects.values_list("name", flat=True)) == ["Upgrade"]

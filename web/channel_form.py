@@ -1,0 +1,114 @@
+"""Turn the alert channel form into the API's request body, and the API's refusals into field errors.
+
+The form has one set of fields per kind (tabs, as the healthcheck form); the body is what
+``POST /api/v1/channels/`` takes, validated by the API's own serializer and the kind's own
+parser (through ``alerts.services.channel_add``), so every message is the API's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from alerts.models import Channel
+
+
+@dataclass(frozen=True, slots=True)
+class ChannelField:
+    name: str
+    label: str
+    help: str = ""
+    multiline: bool = False
+    secret: bool = False
+
+
+KIND_FIELDS: dict[str, tuple[ChannelField, ...]] = {
+    Channel.Kind.EMAIL: (
+        ChannelField(
+            "recipients", "Recipients", "One email address per line (or separated by commas).", True
+        ),
+    ),
+    Channel.Kind.WEBHOOK: (
+        ChannelField("url", "Webhook URL", "We POST a signed JSON body (Standard Webhooks) to it."),
+        ChannelField(
+            "secret",
+            "Signing secret",
+            "A whsec_… secret; leave empty to have one generated, shown once.",
+            secret=True,
+        ),
+    ),
+    Channel.Kind.PAGERDUTY: (
+        ChannelField(
+            "routing_key",
+            "Routing key",
+            "The integration key of a PagerDuty Events API v2 service.",
+            secret=True,
+        ),
+        ChannelField("events_url", "Events URL", "Leave empty for PagerDuty's own."),
+    ),
+    Channel.Kind.APPRISE: (
+        ChannelField("url", "Apprise URL", "Such as slack://… or discord://…", secret=True),
+    ),
+}
+KIND_NAMES = {
+    Channel.Kind.EMAIL: "Email",
+    Channel.Kind.WEBHOOK: "Webhook",
+    Channel.Kind.PAGERDUTY: "PagerDuty",
+    Channel.Kind.APPRISE: "Chat (Apprise)",
+}
+
+
+@dataclass
+class ChannelForm:
+    kind: str
+    values: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def fields(self) -> tuple[ChannelField, ...]:
+        return KIND_FIELDS.get(self.kind, ())
+
+    def add_errors(self, errors: Mapping[str, Any]) -> None:
+        """Put the API's errors (``{"config": {"url": [...]}}`` or ``{"config.recipients[0]": ...}``) next to fields."""
+        for key, messages in errors.items():
+            if isinstance(messages, Mapping):
+                self.add_errors({f"{key}.{inner}": value for inner, value in messages.items()})
+                continue
+            self.errors.setdefault(self._field_of(key), []).extend(
+                [str(m) for m in messages] if isinstance(messages, list | tuple) else [str(messages)]
+            )
+
+    def _field_of(self, key: str) -> str:
+        name = key.removeprefix("config.").split("[")[0].split(".")[0]
+        if name in {"name", "kind"} or any(f.name == name for f in self.fields):
+            return name
+        return "non_field_errors"
+
+
+def blank_form(kind: str) -> ChannelForm:
+    return ChannelForm(kind=kind if kind in KIND_FIELDS else Channel.Kind.EMAIL)
+
+
+def posted_form(data: Mapping[str, str]) -> ChannelForm:
+    form = blank_form(str(data.get("kind", "")))
+    form.values = {"name": str(data.get("name", ""))} | {
+        f.name: str(data.get(f.name, "")) for f in form.fields
+    }
+    if data.get("kind") not in KIND_FIELDS:
+        form.errors["kind"] = [f"Choose one of: {', '.join(KIND_FIELDS)}."]
+    return form
+
+
+def api_body(form: ChannelForm) -> dict[str, Any]:
+    """Return the API's body for the form: empty optional fields left out, recipients as a list."""
+    config: dict[str, Any] = {}
+    for spec in form.fields:
+        value = form.values.get(spec.name, "").strip()
+        if not value:
+            continue
+        if spec.name == "recipients":
+            config[spec.name] = [part.strip() for part in value.replace("\n", ",").split(",") if part.strip()]
+        else:
+            config[spec.name] = value
+    return {"name": form.values.get("name", ""), "kind": form.kind, "config": config}

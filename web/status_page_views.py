@@ -1,0 +1,293 @@
+"""The status pages' settings in the web app: pages, their components and published incidents.
+
+Thin like the rest of the app: each form goes through the owners' API serializer
+(``statuspages.api.serializers``) and the statuspages services, so every rule and message is the API's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_http_methods, require_POST
+
+from monitors import selectors
+from monitors.errors import ServiceError
+from statuspages import selectors as page_selectors
+from statuspages import services as page_services
+from statuspages.api.serializers import (
+    ComponentSerializer,
+    IncidentUpdateSerializer,
+    PublishedIncidentSerializer,
+    StatusPageSerializer,
+)
+from statuspages.models import Component, PublishedIncident, StatusPage
+from web.access import Seat, member_view
+from web.api_errors import field_errors
+
+PAGE_FIELDS = ("slug", "title", "description", "time_zone", "access", "password")
+IMPACTS = PublishedIncident.Impact.values
+STATUSES = PublishedIncident.Status.values
+INCIDENTS_SHOWN = 20
+
+
+def _page(seat: Seat, public_id: str) -> StatusPage:
+    """Return the organization's status page; another organization's (or none) is a 404."""
+    try:
+        return page_selectors.status_pages_of(organization=seat.organization).get(public_id=public_id)
+    except (StatusPage.DoesNotExist, ValueError):
+        raise Http404("No such status page.") from None
+
+
+def _typed(data: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, str]:
+    return {name: str(data.get(name, "")) for name in fields}
+
+
+def _list_page(
+    request: HttpRequest,
+    seat: Seat,
+    values: dict[str, str] | None = None,
+    errors: dict[str, list[str]] | None = None,
+) -> HttpResponse:
+    context = {
+        "seat": seat,
+        "pages": list(page_selectors.status_pages_of(organization=seat.organization).order_by("title", "id")),
+        "values": values or {"access": "public", "time_zone": "UTC"},
+        "errors": errors or {},
+    }
+    return render(request, "web/status_pages/list.html", context, status=400 if errors else 200)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def status_pages(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's status pages; create one."""
+    if request.method != "POST":
+        return _list_page(request, seat)
+    values = _typed(request.POST, PAGE_FIELDS)
+    body = {key: value for key, value in values.items() if value or key in {"slug", "title"}}
+    serializer = StatusPageSerializer(data=body)
+    if not serializer.is_valid():
+        return _list_page(request, seat, values, field_errors(serializer.errors))
+    try:
+        page = page_services.status_page_create(
+            organization=seat.organization, changes=serializer.validated_data
+        )
+    except ServiceError as refused:
+        return _list_page(request, seat, values, {refused.field: [refused.message]})
+    messages.success(request, f"Created the status page {page.title}; add components to show on it.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+def _detail(
+    request: HttpRequest,
+    seat: Seat,
+    page: StatusPage,
+    *,
+    form: str = "",
+    values: dict[str, Any] | None = None,
+    errors: dict[str, list[str]] | None = None,
+) -> HttpResponse:
+    """Render a page's settings, components and incidents; ``form`` names the one ``values`` and ``errors`` belong to."""
+    components = list(
+        Component.objects.filter(page=page).select_related("healthcheck", "group").order_by("position", "id")
+    )
+    incidents = list(
+        PublishedIncident.with_drafts.filter(page=page)
+        .prefetch_related("components__healthcheck", "updates")
+        .order_by("-created_at", "-id")[:INCIDENTS_SHOWN]
+    )
+    settings_values = {
+        "slug": page.slug,
+        "title": page.title,
+        "description": page.description,
+        "time_zone": page.time_zone,
+        "access": page.access,
+        "password": "",
+    }
+    context = {
+        "seat": seat,
+        "page": page,
+        "components": components,
+        "incidents": incidents,
+        "healthchecks": list(
+            selectors.healthchecks_of(organization=seat.organization)
+            .order_by("name")
+            .values_list("public_id", "name")
+        ),
+        "impacts": IMPACTS,
+        "statuses": STATUSES,
+        "form": form,
+        "update_for": form.removeprefix("update-") if form.startswith("update-") else "",
+        "settings": values if form == "settings" and values else settings_values,
+        "values": values or {},
+        "errors": errors or {},
+    }
+    return render(request, "web/status_pages/detail.html", context, status=400 if errors else 200)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Show a status page's settings, components and incidents; save its settings (POST)."""
+    page = _page(seat, public_id)
+    if request.method != "POST":
+        return _detail(request, seat, page)
+    values = _typed(request.POST, PAGE_FIELDS)
+    # A blank password keeps the stored one, as the API keeps it when the field is left out.
+    body = {
+        key: value for key, value in values.items() if key in request.POST and (key != "password" or value)
+    }
+    serializer = StatusPageSerializer(page, data=body, partial=True)
+    if not serializer.is_valid():
+        return _detail(
+            request, seat, page, form="settings", values=values, errors=field_errors(serializer.errors)
+        )
+    try:
+        page_services.status_page_update(page=page, changes=serializer.validated_data)
+    except ServiceError as refused:
+        page.refresh_from_db()
+        return _detail(
+            request, seat, page, form="settings", values=values, errors={refused.field: [refused.message]}
+        )
+    messages.success(request, f"Saved {page.title}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def status_page_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    page = _page(seat, public_id)
+    if request.method == "POST":
+        page_services.status_page_delete(page=page)
+        messages.success(request, f"Deleted the status page {page.title}.")
+        return redirect("web:status-pages")
+    return render(
+        request,
+        "web/settings/confirm_delete.html",
+        {
+            "seat": seat,
+            "name": page.title,
+            "consequence": f"/s/{page.slug}/ stops answering, with its components, incidents and subscribers.",
+            "back": reverse("web:status-page", kwargs={"public_id": page.public_id}),
+        },
+    )
+
+
+@require_POST
+@member_view()
+def component_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Show one of the organization's healthchecks on the page."""
+    page = _page(seat, public_id)
+    values = _typed(request.POST, ("healthcheck", "display_name"))
+    body: dict[str, Any] = {"healthcheck": values["healthcheck"] or None}
+    if values["display_name"]:
+        body["display_name"] = values["display_name"]
+    serializer = ComponentSerializer(data=body)
+    if not serializer.is_valid():
+        return _detail(
+            request, seat, page, form="component", values=values, errors=field_errors(serializer.errors)
+        )
+    try:
+        component = page_services.component_create(page=page, changes=serializer.to_service_changes())
+    except ServiceError as refused:
+        return _detail(
+            request, seat, page, form="component", values=values, errors={refused.field: [refused.message]}
+        )
+    messages.success(
+        request, f"Added {component.display_name or component.healthcheck.name} to {page.title}."
+    )
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def component_remove(request: HttpRequest, seat: Seat, public_id: str, component_id: str) -> HttpResponse:
+    page = _page(seat, public_id)
+    try:
+        component = Component.objects.select_related("healthcheck").get(page=page, public_id=component_id)
+    except (Component.DoesNotExist, ValueError):
+        raise Http404("No such component.") from None
+    page_services.component_delete(component=component)
+    messages.success(
+        request, f"Removed {component.display_name or component.healthcheck.name} from {page.title}."
+    )
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def incident_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Publish an incident (or keep it a draft) with its first update."""
+    page = _page(seat, public_id)
+    values: dict[str, Any] = _typed(request.POST, ("title", "impact", "status", "body"))
+    values["components"] = request.POST.getlist("components")
+    values["draft"] = request.POST.get("draft") == "on"
+    serializer = PublishedIncidentSerializer(
+        data={key: value for key, value in values.items() if value != ""}
+    )
+    errors = {} if serializer.is_valid() else field_errors(serializer.errors)
+    if not errors and not serializer.validated_data.get("body"):
+        errors = {"body": ["Say what is happening: the first update's text."]}
+    if errors:
+        return _detail(request, seat, page, form="incident", values=values, errors=errors)
+    data = serializer.validated_data
+    try:
+        incident = page_services.incident_create(
+            page=page, changes=data, body=data["body"], now=timezone.now()
+        )
+    except ServiceError as refused:
+        return _detail(
+            request, seat, page, form="incident", values=values, errors={refused.field: [refused.message]}
+        )
+    messages.success(request, f"{'Drafted' if incident.draft else 'Published'} {incident.title}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+def _incident(page: StatusPage, incident_id: str) -> PublishedIncident:
+    try:
+        return PublishedIncident.with_drafts.get(page=page, public_id=incident_id)
+    except (PublishedIncident.DoesNotExist, ValueError):
+        raise Http404("No such incident.") from None
+
+
+@require_POST
+@member_view()
+def incident_update_add(request: HttpRequest, seat: Seat, public_id: str, incident_id: str) -> HttpResponse:
+    """Add an update to an incident; it takes the update's status (resolved resolves it)."""
+    page = _page(seat, public_id)
+    incident = _incident(page, incident_id)
+    values = _typed(request.POST, ("status", "body"))
+    serializer = IncidentUpdateSerializer(data=values)
+    if not serializer.is_valid():
+        return _detail(
+            request,
+            seat,
+            page,
+            form=f"update-{incident.public_id}",
+            values=values,
+            errors=field_errors(serializer.errors),
+        )
+    page_services.incident_update_add(
+        incident=incident,
+        status=serializer.validated_data["status"],
+        body=serializer.validated_data["body"],
+        now=timezone.now(),
+    )
+    messages.success(request, f"Updated {incident.title}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def incident_publish(request: HttpRequest, seat: Seat, public_id: str, incident_id: str) -> HttpResponse:
+    """Make a draft public as it stands; the page's subscribers hear of it."""
+    page = _page(seat, public_id)
+    incident = page_services.incident_publish(incident=_incident(page, incident_id), now=timezone.now())
+    messages.success(request, f"Published {incident.title}.")
+    return redirect("web:status-page", public_id=page.public_id)
