@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TypedDict
+from typing import TypedDict, cast
 from uuid import UUID
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -40,7 +40,8 @@ from monitors.models import (
     ToolListVersion,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
-from monitors.uptime import Interval, Run, down_since, down_until
+from monitors.signals import acknowledgements_asked
+from monitors.uptime import Acknowledged, Interval, Run, down_since, down_until
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
 from probes.text import storable
@@ -512,6 +513,29 @@ BOUND_WINDOWS_PER_QUERY = 20_000
 # Slack past the rechecks when looking back for the results that led to a change: the verdict
 # waits for the slowest region (its timeout, the settle window).
 BOUND_SLACK = timedelta(minutes=2)
+
+
+def acknowledgements_of(
+    *, healthcheck_ids: Sequence[int], start: datetime, end: datetime, until: datetime
+) -> dict[int, list[Acknowledged]] | None:
+    """Return each healthcheck's incidents opened in ``[start, end)`` and acknowledged by ``until``, in order.
+
+    Monitors keeps no acknowledgements: it asks the app that does (``signals.acknowledgements_asked``,
+    answered by alerts). None when no app answers, so a report says MTTA is unknown, not zero.
+    """
+    answers = acknowledgements_asked.send(
+        sender=None, healthcheck_ids=list(healthcheck_ids), start=start, end=end, until=until
+    )
+    if not answers:
+        return None
+    result: dict[int, list[Acknowledged]] = {hc_id: [] for hc_id in healthcheck_ids}
+    for _, incidents in answers:
+        # django-stubs types a receiver's answer as str | None; acknowledgements_asked's are these.
+        for incident in cast("Iterable[Acknowledged]", incidents):
+            result.setdefault(incident.healthcheck_id, []).append(incident)
+    for found in result.values():
+        found.sort(key=lambda incident: (incident.opened_at, incident.acknowledged_at))
+    return result
 
 
 @dataclass(frozen=True)
