@@ -1,8 +1,7 @@
 """The web app in a real browser: Debian's Chromium driven by Playwright against the live server.
 
-Playwright's own browser downloads are never used (`playwright install` needs a host these
-machines can't reach): the tests start /usr/bin/chromium. Without it they skip saying how to
-install it, and fail instead under UPTIMY_REQUIRE_BROWSER=1, which .ci/run sets. Every wait is
+The browser is tests/browser_support.py's ``chromium`` (through tests/web/conftest.py): it
+skips without Chromium and fails instead under UPTIMY_REQUIRE_BROWSER=1. Every wait is
 Playwright's auto-waiting on what the page shows, never a sleep.
 """
 
@@ -10,8 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,54 +16,10 @@ from django.contrib.auth import get_user_model
 
 from monitors.models import Healthcheck, Membership
 from monitors.services import membership_add
-from tests.conftest import unavailable
 from tests.monitors.conftest import start_sdk_peer, stop
 from tests.web.conftest import PASSWORD
 
-CHROMIUM = Path("/usr/bin/chromium")
-BROWSER_SWITCH = "UPTIMY_REQUIRE_BROWSER"
-HOW_TO = "apt-get install -y --no-install-recommends chromium"
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-
-@pytest.fixture(scope="module")
-def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
-    """Start Debian's Chromium once for this module, headless, through Playwright.
-
-    Playwright's sync API keeps an event loop running on the main thread while it lives: it is
-    stopped when this module ends, or every later test calling asyncio.run() there would fail.
-    Django refuses synchronous database calls beside a running loop; the tests' own ORM calls
-    are plain synchronous code, so that check is off while the browser runs (the live server's
-    thread has no loop and is unaffected). Hence the database is set up first.
-    """
-    if not CHROMIUM.exists():
-        unavailable(f"Chromium is not installed at {CHROMIUM}: {HOW_TO}", switch=BROWSER_SWITCH)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("Playwright is not installed: make .venv/.dev-deps", switch=BROWSER_SWITCH)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_playwright() as playwright:
-            # --no-sandbox: the tests run as root on CI, where Chromium's sandbox refuses to start.
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-            try:
-                yield browser
-            finally:
-                browser.close()
-
-
-@pytest.fixture(autouse=True)
-def _seeded_plans_and_regions(transactional_db) -> None:
-    """Seed the plans and regions as migration 0002 does: a flush between these tests emptied them.
-
-    serialized_rollback should restore them but, after a test whose requests the live server
-    answered, did not (Plan.DoesNotExist in the next test); seeding again is idempotent.
-    """
-    from django.apps import apps
-
-    import_module("monitors.migrations.0002_seed_regions_and_plans").seed(apps, None)
 
 
 @pytest.fixture
