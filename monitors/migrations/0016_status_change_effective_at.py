@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("monitors", "0014_slot_verdict_held_split"),
+        ("monitors", "0015_tool_list_versions"),
     ]
 
     operations = [
