@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from django.db.models import F, QuerySet
 
 from alerts.models import AlertPolicy, Channel, Delivery, Incident, Notification
 from monitors.models import Healthcheck, Organization
+from monitors.uptime import Acknowledged
 
 
 def incidents_of(*, organization: Organization) -> QuerySet[Incident]:
@@ -49,3 +51,17 @@ def deliveries_due_count(*, now: datetime) -> int:
     return Delivery.objects.filter(
         state__in=[Delivery.State.PENDING, Delivery.State.FAILED], next_attempt_at__lte=now
     ).count()
+
+
+def acknowledged_incidents(
+    *, healthcheck_ids: Sequence[int], start: datetime, end: datetime, until: datetime
+) -> list[Acknowledged]:
+    """Return the checks' incidents opened in ``[start, end)`` and acknowledged by ``until``: one query."""
+    rows = Incident.objects.filter(
+        healthcheck_id__in=list(healthcheck_ids),
+        opened_at__gte=start,
+        opened_at__lt=end,
+        acknowledged_at__isnull=False,
+        acknowledged_at__lte=until,
+    ).values_list("healthcheck_id", "opened_at", "acknowledged_at")
+    return [Acknowledged(hc_id, opened, acked) for hc_id, opened, acked in rows if acked is not None]

@@ -465,6 +465,11 @@ class StatusChange(models.Model):
         default="",
         help_text='The failure\'s own sentence: "Required tools missing: search_docs".',
     )
+    # Where downtime really began or ended, read from the raw results as the change is written:
+    # into down, the first failing result that led to it; out of down, the first good result of
+    # the recovery. Null for other changes, for rows written before, or when the results did not
+    # say; uptime then bounds the change from the results still kept (monitors.selectors.uptime_history).
+    effective_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-at", "-id"]

@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict, cast
 from uuid import UUID
 
 from django.contrib.auth.base_user import AbstractBaseUser
@@ -44,8 +44,9 @@ from monitors.models import (
     ToolListVersion,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
+from monitors.signals import acknowledgements_asked
 from monitors.timestamps import EpochSeconds, epoch_sql, from_epoch
-from monitors.uptime import Availability, Interval, Run, availability, down_since, down_until
+from monitors.uptime import Acknowledged, Availability, Interval, Run, availability, down_since, down_until
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
 from probes.text import storable
@@ -585,6 +586,29 @@ BOUND_WINDOWS_PER_QUERY = 20_000
 BOUND_SLACK = timedelta(minutes=2)
 
 
+def acknowledgements_of(
+    *, healthcheck_ids: Sequence[int], start: datetime, end: datetime, until: datetime
+) -> dict[int, list[Acknowledged]] | None:
+    """Return each healthcheck's incidents opened in ``[start, end)`` and acknowledged by ``until``, in order.
+
+    Monitors keeps no acknowledgements: it asks the app that does (``signals.acknowledgements_asked``,
+    answered by alerts). None when no app answers, so a report says MTTA is unknown, not zero.
+    """
+    answers = acknowledgements_asked.send(
+        sender=None, healthcheck_ids=list(healthcheck_ids), start=start, end=end, until=until
+    )
+    if not answers:
+        return None
+    result: dict[int, list[Acknowledged]] = {hc_id: [] for hc_id in healthcheck_ids}
+    for _, incidents in answers:
+        # django-stubs types a receiver's answer as str | None; acknowledgements_asked's are these.
+        for incident in cast("Iterable[Acknowledged]", incidents):
+            result.setdefault(incident.healthcheck_id, []).append(incident)
+    for found in result.values():
+        found.sort(key=lambda incident: (incident.opened_at, incident.acknowledged_at))
+    return result
+
+
 @dataclass(frozen=True)
 class UptimeHistory:
     """Hold one healthcheck's downtime and measured intervals over a period, and how downtime was bounded."""
@@ -605,11 +629,12 @@ def uptime_history(
     does pending or paused time.
 
     Downtime runs from the first failing result that led to ``down`` to the first good result
-    of the recovery (``monitors.uptime.down_since`` / ``down_until``), read from the raw results
-    just before each change. Raw results are pruned after the plan's retention: where they are
-    gone (or never came, as for a stale region) the bound falls back to the status change's own
-    time, which is later by the rechecks (``bounds_from_changes`` counts those). So a period
-    older than the retention reads a little less downtime than it did while its results were kept.
+    of the recovery (``monitors.uptime.down_since`` / ``down_until``). The recorder stores that
+    moment on the change as it writes it (``StatusChange.effective_at``, :func:`downtime_bounds`),
+    so it outlives the raw results. For a change without one (written before that, or by a
+    pause) it is read from the raw results just before the change; where those are pruned (or
+    never came, as for a stale region) the bound falls back to the status change's own time,
+    which is later by the rechecks (``bounds_from_changes`` counts those).
 
     The healthchecks need ``id``, ``created_at``, ``status``, ``quorum``, ``interval_seconds``,
     ``recheck_count`` and ``recheck_delay_seconds`` loaded. Queries: one for the changes and,
@@ -617,18 +642,22 @@ def uptime_history(
     those changes are newer, one per BOUND_WINDOWS_PER_QUERY of them for the results.
     """
     changes: dict[int, list[tuple[datetime, str, str]]] = defaultdict(list)
+    stored: dict[tuple[int, datetime, bool], datetime] = {}
     rows = (
         StatusChange.objects.filter(
             healthcheck_id__in=[hc.id for hc in healthchecks], at__gte=start, at__lte=end
         )
         .order_by("healthcheck_id", "at", "id")
         # As epoch seconds: a flapping page reads tens of thousands (monitors.timestamps).
-        .values_list("healthcheck_id", EpochSeconds("at"), "from_status", "to_status")
+        .values_list("healthcheck_id", EpochSeconds("at"), "from_status", "to_status", "effective_at")
     )
-    for hc_id, at, from_status, to_status in rows:
-        changes[hc_id].append((from_epoch(at), from_status, to_status))
+    for hc_id, epoch, from_status, to_status, effective_at in rows:
+        at = from_epoch(epoch)
+        changes[hc_id].append((at, from_status, to_status))
+        if effective_at is not None and Status.DOWN.value in (from_status, to_status):
+            stored[(hc_id, at, to_status == Status.DOWN.value)] = effective_at
     timelines = {hc.id: _timeline(hc, changes.get(hc.id, []), start, end) for hc in healthchecks}
-    bounds = _down_bounds(healthchecks, timelines)
+    bounds = _down_bounds(healthchecks, timelines, stored)
     result: dict[int, UptimeHistory] = {}
     for hc in healthchecks:
         measured, episodes = timelines[hc.id]
@@ -723,77 +752,105 @@ def _timeline(
     return [Interval(first, last) for first, last in measured], episodes
 
 
-def _look_back(hc: Healthcheck) -> timedelta:
+class _Timing(Protocol):
+    """What the bounds read of a healthcheck (a model instance, or the recorder's plain values)."""
+
+    interval_seconds: int
+    recheck_count: int
+    recheck_delay_seconds: int
+    quorum: int | None
+
+
+def _look_back(hc: _Timing) -> timedelta:
     """Return how far before a change its deciding results can lie: a slot, its rechecks and slack."""
     return timedelta(seconds=hc.interval_seconds + hc.recheck_count * hc.recheck_delay_seconds) + BOUND_SLACK
 
 
-def _down_bounds(
-    healthchecks: Sequence[Healthcheck], timelines: Mapping[int, tuple[list[Interval], list[_Episode]]]
-) -> dict[tuple[int, datetime, bool], datetime]:
-    """Return the refined bound of each change into (True) or out of (False) down, where results say it.
+@dataclass(frozen=True)
+class BoundWindow:
+    """Hold where the results that moved a check into (``into``) or out of down lie: checked in ``(after, until]``."""
 
-    Keyed by (healthcheck id, change time, into down). Only the changes whose raw results are
-    still kept are looked up (_oldest_results).
+    healthcheck_id: int
+    into: bool
+    after: datetime
+    until: datetime
+    quorum: int | None
+    slot_lag: timedelta  # how far a run's checked_at trails its slot
+
+
+def bound_window(
+    hc: _Timing, *, healthcheck_id: int, into: bool, at: datetime, since: datetime | None
+) -> BoundWindow:
+    """Return the window of a change at ``at`` into or out of down; ``since`` is the change before it, if known."""
+    back = _look_back(hc)
+    after = at - back if since is None else max(at - back, since)
+    return BoundWindow(healthcheck_id, into, after, at, hc.quorum, _slot_lag(hc))
+
+
+def downtime_bounds(windows: Sequence[BoundWindow]) -> list[datetime | None]:
+    """Return each window's bound from the raw results: the first failing result that led to down, or the first good result of the recovery.
+
+    None where the results don't say (pruned, or never came). One query per
+    BOUND_WINDOWS_PER_QUERY windows, none for none.
     """
-    by_id = {hc.id: hc for hc in healthchecks}
-    oldest = _oldest_results(
-        [
-            hc_id
-            for hc_id, (_, episodes) in timelines.items()
-            if any(episode.into is not None or episode.out_of is not None for episode in episodes)
-        ]
-    )
-    windows: list[tuple[int, datetime, bool, datetime, datetime]] = []
-    for hc_id, (_, episodes) in timelines.items():
-        kept_from = oldest.get(hc_id)
-        if kept_from is None:
-            continue
-        back = _look_back(by_id[hc_id])
-        for episode in episodes:
-            if episode.into is not None and episode.into >= kept_from:
-                windows.append(
-                    (
-                        hc_id,
-                        episode.into,
-                        True,
-                        max(episode.into - back, episode.look_back_from),
-                        episode.into,
-                    )
-                )
-            if episode.out_of is not None and episode.out_of >= kept_from:
-                after = episode.into if episode.into is not None else episode.out_of - back
-                windows.append(
-                    (hc_id, episode.out_of, False, max(episode.out_of - back, after), episode.out_of)
-                )
-    found: dict[tuple[int, datetime, bool], datetime] = {}
+    found: list[datetime | None] = []
     for first in range(0, len(windows), BOUND_WINDOWS_PER_QUERY):
         chunk = windows[first : first + BOUND_WINDOWS_PER_QUERY]
         runs: dict[int, list[Run]] = defaultdict(list)
         for index, region_id, checked_at, failing in _window_results(
-            [(hc_id, after - _slot_lag(by_id[hc_id]), until) for hc_id, _, _, after, until in chunk]
+            [(w.healthcheck_id, w.after - w.slot_lag, w.until) for w in chunk]
         ):
             runs[index].append(Run(checked_at, region_id, failing))
-        for index, (hc_id, change_at, into, after, until) in enumerate(chunk):
-            inside = [run for run in runs.get(index, ()) if after < run.at <= until]
-            quorum = by_id[hc_id].quorum
-            bound = down_since(inside, quorum=quorum) if into else down_until(inside, quorum=quorum)
-            if bound is not None:
-                found[(hc_id, change_at, into)] = bound
+        for index, window in enumerate(chunk):
+            inside = [run for run in runs.get(index, ()) if window.after < run.at <= window.until]
+            bound = down_since if window.into else down_until
+            found.append(bound(inside, quorum=window.quorum))
     return found
 
 
-def _oldest_results(healthcheck_ids: list[int]) -> dict[int, datetime]:
-    """Return each check's oldest kept raw result's slot (none: no results kept).
+def _down_bounds(
+    healthchecks: Sequence[Healthcheck],
+    timelines: Mapping[int, tuple[list[Interval], list[_Episode]]],
+    stored: Mapping[tuple[int, datetime, bool], datetime],
+) -> dict[tuple[int, datetime, bool], datetime]:
+    """Return the bound of each change into (True) or out of (False) down: stored, or where kept results say it.
+
+    Keyed by (healthcheck id, change time, into down).
+    """
+    by_id = {hc.id: hc for hc in healthchecks}
+    windows: list[BoundWindow] = []
+    for hc_id, (_, episodes) in timelines.items():
+        hc = by_id[hc_id]
+        for episode in episodes:
+            if episode.into is not None and (hc_id, episode.into, True) not in stored:
+                windows.append(
+                    bound_window(
+                        hc, healthcheck_id=hc_id, into=True, at=episode.into, since=episode.look_back_from
+                    )
+                )
+            if episode.out_of is not None and (hc_id, episode.out_of, False) not in stored:
+                windows.append(
+                    bound_window(hc, healthcheck_id=hc_id, into=False, at=episode.out_of, since=episode.into)
+                )
+    windows = _retained(windows)
+    found = dict(stored)
+    for window, bound in zip(windows, downtime_bounds(windows), strict=True):
+        if bound is not None:
+            found[(window.healthcheck_id, window.until, window.into)] = bound
+    return found
+
+
+def _retained(windows: list[BoundWindow]) -> list[BoundWindow]:
+    """Return the windows whose raw results are still kept: none older than each check's oldest result.
 
     Pruning deletes a check's results oldest first (monitors.services.results_prune), so a change
     older than its check's oldest result has lost the results that would bound it: it is not
     looked up. One index probe per check (the newest-first slot index read from its end).
     """
-    if not healthcheck_ids:
-        return {}
-    rows = (
-        Healthcheck.objects.filter(id__in=healthcheck_ids)
+    if not windows:
+        return windows
+    oldest = dict(
+        Healthcheck.objects.filter(id__in={window.healthcheck_id for window in windows})
         .annotate(
             oldest=Subquery(
                 ProbeResult.objects.filter(healthcheck_id=OuterRef("pk")).order_by("slot").values("slot")[:1]
@@ -801,7 +858,11 @@ def _oldest_results(healthcheck_ids: list[int]) -> dict[int, datetime]:
         )
         .values_list("id", "oldest")
     )
-    return {hc_id: first for hc_id, first in rows if first is not None}
+    return [
+        window
+        for window in windows
+        if (first := oldest.get(window.healthcheck_id)) is not None and window.until >= first
+    ]
 
 
 def _window_results(
@@ -850,7 +911,13 @@ def _window_results(
     ]
 
 
-def _slot_lag(hc: Healthcheck) -> timedelta:
+def _aware(value: datetime | str) -> datetime:
+    """Return a raw query's datetime as an aware UTC datetime (SQLite hands back text or naive values)."""
+    moment = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _slot_lag(hc: _Timing) -> timedelta:
     """Return how far a run's ``checked_at`` can trail its slot: its rechecks and a timeout's slack."""
     return timedelta(seconds=hc.recheck_count * hc.recheck_delay_seconds) + BOUND_SLACK
 

@@ -8,3 +8,9 @@ from django.dispatch import Signal
 # ``base_url`` (where serve answers). A receiver makes its app's demo part (a status page) and
 # returns a line for serve to print, or None.
 demo_ready = Signal()
+
+# Sent by `monitors.selectors.acknowledgements_of` with ``healthcheck_ids``, ``start``, ``end`` and
+# ``until``. Acknowledgements are kept above monitors (alerts' incidents), which reports, a sibling
+# of alerts, may not import: a receiver returns the ``monitors.uptime.Acknowledged`` incidents of
+# those checks opened in ``[start, end)`` and acknowledged by ``until``.
+acknowledgements_asked = Signal()

@@ -292,6 +292,57 @@ def availability(
     )
 
 
+# --- acknowledgements ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Acknowledged:
+    """Hold one acknowledged alert incident of a healthcheck: when it opened and when someone acknowledged it."""
+
+    healthcheck_id: int
+    opened_at: datetime
+    acknowledged_at: datetime
+
+
+@dataclass(frozen=True)
+class Acknowledgements:
+    """Hold how long each acknowledged incident of a period waited for its acknowledgement, in whole seconds."""
+
+    waits: tuple[int, ...] = ()
+
+    @property
+    def count(self) -> int:
+        """Return the number of acknowledged incidents."""
+        return len(self.waits)
+
+    @property
+    def mtta_seconds(self) -> int | None:
+        """Return the mean time to acknowledge (floored); None without an acknowledged incident, never 0."""
+        return sum(self.waits) // len(self.waits) if self.waits else None
+
+    def __add__(self, other: Acknowledgements) -> Acknowledgements:
+        return Acknowledgements(self.waits + other.waits)
+
+
+NO_ACKNOWLEDGEMENTS = Acknowledgements()
+
+
+def acknowledgements(
+    *, start: datetime, end: datetime, incidents: Iterable[Acknowledged]
+) -> Acknowledgements:
+    """Return the waits of the incidents opened in ``[start, end)``: acknowledged_at − opened_at, in the order they opened.
+
+    An incident belongs to the period it opened in, wherever its acknowledgement fell.
+    """
+    first, last = epoch(start), epoch(end)
+    opened = sorted(
+        (epoch(i.opened_at), epoch(i.acknowledged_at))
+        for i in incidents
+        if first <= epoch(i.opened_at) < last
+    )
+    return Acknowledgements(tuple(max(0, acked - at) for at, acked in opened))
+
+
 # --- service-level targets -------------------------------------------------------------------------
 
 

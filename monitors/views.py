@@ -1,4 +1,4 @@
-"""Plain Django views: the health endpoint for load balancers and the compose stack."""
+"""Plain Django views: the health endpoint for load balancers and the compose stack, and the 404 page."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import logging
 
 from django.conf import settings
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import Http404, HttpRequest, HttpResponseNotFound, JsonResponse
+from django.utils.html import escape
 from django.views.decorators.cache import never_cache
 
 logger = logging.getLogger(__name__)
@@ -50,3 +51,22 @@ def _broker_ok(url: str) -> bool:
         # The URL may carry a password: log the error type only.
         logger.warning("healthz: broker check failed (%s)", type(exc).__name__)
         return False
+
+
+NOT_FOUND = "Nothing answers at this address."
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponseNotFound:
+    """Answer a 404 page naming what is missing: the sentence a view raised Http404 with.
+
+    The ``handler404`` of every URLconf (uptimy.urls, statuspages.domain_urls). A view's own
+    sentence ("No status page with this address.") is shown; the router's (Resolver404, whose
+    argument lists the patterns tried) never is.
+    """
+    message = NOT_FOUND
+    if type(exception) is Http404 and exception.args and isinstance(exception.args[0], str):
+        message = exception.args[0]
+    return HttpResponseNotFound(
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8"><title>Not found</title></head>'
+        f"<body><h1>Not found</h1><p>{escape(message)}</p></body></html>\n"
+    )

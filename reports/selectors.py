@@ -2,7 +2,8 @@
 
 A report costs a fixed number of queries whatever the number of healthchecks: the status
 changes, the raw results around down changes (one per 200 episodes), the maintenance windows,
-the rollups (daily ones for whole UTC days, hourly ones for the edges) and the targets.
+the acknowledged alert incidents (asked of alerts through monitors' signal), the rollups (daily
+ones for whole UTC days, hourly ones for the edges) and the targets.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from django.db.models import Q, QuerySet, Sum
 
 from monitors import latency
 from monitors.models import Healthcheck, Membership, Organization, Region, Rollup
-from monitors.selectors import maintenance_covering, uptime_history
-from monitors.uptime import Interval, availability
+from monitors.selectors import acknowledgements_of, maintenance_covering, uptime_history
+from monitors.uptime import Interval, acknowledgements, availability
 from reports.models import DEFAULT_SLA_TARGET, HealthcheckTarget, MonthlyReportOptIn, ReportSettings
 from reports.render.period import Period
 from reports.render.report import CheckReport, RegionLatency, Report
@@ -68,6 +69,9 @@ def report_build(
     maintenance = maintenance_covering(
         organizations={hc.id: organization.id for hc in checks}, start=previous.start, end=end
     )
+    acknowledged = acknowledgements_of(
+        healthcheck_ids=[hc.id for hc in checks], start=previous.start, end=end, until=now
+    )
     latencies = _latencies([hc.id for hc in checks], period.start, end)
     default = report_settings_of(organization=organization).sla_target
     targets = dict(
@@ -89,6 +93,12 @@ def report_build(
             )
             for name, span in (("current", period), ("previous", previous))
         }
+        acks = {
+            name: acknowledgements(
+                start=span.start, end=min(span.end, end), incidents=(acknowledged or {}).get(hc.id, ())
+            )
+            for name, span in (("current", period), ("previous", previous))
+        }
         regions, overall = latencies.get(hc.id, ((), _no_latency("all")))
         reports.append(
             CheckReport(
@@ -100,6 +110,8 @@ def report_build(
                 latency=regions,
                 overall_latency=overall,
                 bounds_from_changes=own.bounds_from_changes,
+                acknowledged=acks["current"],
+                previous_acknowledged=acks["previous"],
             )
         )
     return Report(
@@ -109,6 +121,7 @@ def report_build(
         period=period,
         checks=tuple(reports),
         target=Decimal(default or DEFAULT_SLA_TARGET),
+        acknowledgements_kept=acknowledged is not None,
     )
 
 

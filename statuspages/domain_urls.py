@@ -2,6 +2,10 @@
 
 from django.urls import include, path
 
+from monitors.views import not_found
+
 urlpatterns = [
     path("", include(("statuspages.urls", "statuspages"), namespace="statuspage-domain")),
 ]
+
+handler404 = not_found

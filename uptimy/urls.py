@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from monitors.views import healthz
+from monitors.views import healthz, not_found
 from signin.urls import oauth_urlpatterns, well_known_urlpatterns
 from uptimy.home import home
 from uptimy.metrics import metrics
@@ -27,3 +27,6 @@ urlpatterns = [
     # Last: a verified custom domain's page answers at the root, found by the Host header.
     path("", include(("statuspages.urls", "statuspages"), namespace="statuspage-domain")),
 ]
+
+# A 404 names what is missing (the view's Http404 sentence), never Django's generic page.
+handler404 = not_found

@@ -52,7 +52,7 @@ from monitors.rules import (
     slot_due,
     tool_diff,
 )
-from monitors.selectors import maintenance_covering
+from monitors.selectors import BoundWindow, bound_window, downtime_bounds, maintenance_covering
 from probes.mcp.tools import (
     MAX_TOOL_DESCRIPTION,
     MAX_TOOL_DETAILS,
@@ -772,6 +772,8 @@ class _StateBook:
         self.current_versions: dict[tuple[int, str], dict[str, Any]] = {}
         self.replaced_versions: set[tuple[int, str]] = set()
         self.status_changes: list[StatusChange] = []
+        # The changes into or out of down, with where their deciding results lie (effective_at).
+        self.down_bounds: list[tuple[StatusChange, BoundWindow]] = []
         self.cause_changes: list[CauseChange] = []
         self.tool_changes: list[ToolChange] = []
 
@@ -861,6 +863,10 @@ class _StateBook:
         # A digest seen before (a tool list that flapped back) keeps its first row.
         ToolList.objects.bulk_create(self.new_tool_lists.values(), batch_size=1000, ignore_conflicts=True)
         self._save_versions()
+        # This group's results are inserted already: one query finds where each downtime began or ended.
+        bounds = downtime_bounds([window for _, window in self.down_bounds])
+        for (change, _), bound in zip(self.down_bounds, bounds, strict=True):
+            change.effective_at = bound
         StatusChange.objects.bulk_create(self.status_changes, batch_size=1000)
         CauseChange.objects.bulk_create(self.cause_changes, batch_size=1000)
         ToolChange.objects.bulk_create(self.tool_changes, batch_size=1000)
@@ -942,19 +948,27 @@ class _StateBook:
         cause = cause_of(verdict, missing, reasons)
         previous = check.cause()
         if verdict.status != check.status:
-            self.status_changes.append(
-                StatusChange(
-                    healthcheck_id=check.id,
-                    at=self.now,
-                    from_status=check.status,
-                    to_status=verdict.status,
-                    reason=verdict.reason,
-                    failed_regions=verdict.failed_regions,
-                    missing_tools=missing,
-                    cause_kind=cause.kind if cause else "",
-                    cause_reason=cause.reason if cause else "",
-                )
+            change = StatusChange(
+                healthcheck_id=check.id,
+                at=self.now,
+                from_status=check.status,
+                to_status=verdict.status,
+                reason=verdict.reason,
+                failed_regions=verdict.failed_regions,
+                missing_tools=missing,
+                cause_kind=cause.kind if cause else "",
+                cause_reason=cause.reason if cause else "",
             )
+            self.status_changes.append(change)
+            if Status.DOWN in (verdict.status, check.status):
+                window = bound_window(
+                    check,
+                    healthcheck_id=check.id,
+                    into=verdict.status == Status.DOWN,
+                    at=self.now,
+                    since=check.status_changed_at,
+                )
+                self.down_bounds.append((change, window))
             check.status = verdict.status
             check.status_changed_at = self.now
             self.dirty_checks[check.id] = check

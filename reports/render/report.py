@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from monitors.uptime import Availability, SlaOutcome, sla_outcome
+from monitors.uptime import NO_ACKNOWLEDGEMENTS, Acknowledgements, Availability, SlaOutcome, sla_outcome
 from reports.render.period import Period
 
 DEFINITION = (
@@ -22,12 +22,11 @@ DEFINITION = (
     "the first failing result that led to down to the first good result of the recovery; degraded is "
     "not downtime. Maintenance and unmonitored time (before creation, paused, no data) leave the "
     "denominator. Figures are whole seconds; percentages are floored to two decimals, so 100.00 means "
-    "no downtime at all. An incident is one downtime episode; MTTR is their mean length."
+    "no downtime at all. An incident is one downtime episode; MTTR is their mean length. MTTA is the "
+    "mean time from an alert incident's opening to its acknowledgement, over the alert incidents "
+    "opened in the period and acknowledged."
 )
-MTTA_NOTE = (
-    "MTTA is not reported: acknowledgements are kept by alerts, which reports do not read "
-    "(reports stand beside alerts on the same floor, reading monitors only)."
-)
+MTTA_NOTE = "MTTA is not reported: no installed app keeps acknowledgements."
 
 
 @dataclass(frozen=True)
@@ -54,6 +53,8 @@ class CheckReport:
     latency: tuple[RegionLatency, ...]
     overall_latency: RegionLatency
     bounds_from_changes: int = 0
+    acknowledged: Acknowledgements = NO_ACKNOWLEDGEMENTS
+    previous_acknowledged: Acknowledgements = NO_ACKNOWLEDGEMENTS
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Report:
     period: Period
     checks: tuple[CheckReport, ...]
     target: Decimal  # the organization's default SLA target
+    acknowledgements_kept: bool = True  # False: no app answered for acknowledgements (MTTA unknown)
 
     @property
     def current(self) -> Availability:
@@ -76,6 +78,16 @@ class Report:
     def previous(self) -> Availability:
         """Return the previous period's figures summed over the healthchecks."""
         return sum((check.previous for check in self.checks), Availability(0, 0, 0))
+
+    @property
+    def acknowledged(self) -> Acknowledgements:
+        """Return the period's acknowledgement waits over all the healthchecks (MTTA is their mean, not a mean of means)."""
+        return sum((check.acknowledged for check in self.checks), Acknowledgements())
+
+    @property
+    def previous_acknowledged(self) -> Acknowledgements:
+        """Return the previous period's acknowledgement waits over all the healthchecks."""
+        return sum((check.previous_acknowledged for check in self.checks), Acknowledgements())
 
 
 def _hundredths(percent: str | None) -> int | None:
@@ -105,7 +117,7 @@ def _period(period: Period) -> dict[str, Any]:
     }
 
 
-def _availability(figures: Availability) -> dict[str, Any]:
+def _availability(figures: Availability, acknowledged: Acknowledgements) -> dict[str, Any]:
     return {
         "percent": figures.percent,
         "counted_seconds": figures.counted_seconds,
@@ -115,15 +127,24 @@ def _availability(figures: Availability) -> dict[str, Any]:
         "incidents": figures.incidents,
         "mttr_seconds": figures.mttr_seconds,
         "longest_incident_seconds": figures.longest_seconds,
+        "acknowledged_incidents": acknowledged.count,
+        "mtta_seconds": acknowledged.mtta_seconds,
     }
 
 
-def _change(current: Availability, previous: Availability) -> dict[str, Any]:
+def _change(
+    current: Availability,
+    previous: Availability,
+    acknowledged: Acknowledgements,
+    before_acked: Acknowledgements,
+) -> dict[str, Any]:
     now, before = _hundredths(current.percent), _hundredths(previous.percent)
+    mtta, mtta_before = acknowledged.mtta_seconds, before_acked.mtta_seconds
     return {
         "percent_points": _signed(now - before) if now is not None and before is not None else None,
         "downtime_seconds": current.downtime_seconds - previous.downtime_seconds,
         "incidents": current.incidents - previous.incidents,
+        "mtta_seconds": mtta - mtta_before if mtta is not None and mtta_before is not None else None,
     }
 
 
@@ -154,11 +175,17 @@ def _latency(latency: RegionLatency) -> dict[str, Any]:
     }
 
 
-def _figures(current: Availability, previous: Availability, target: Decimal) -> dict[str, Any]:
+def _figures(
+    current: Availability,
+    previous: Availability,
+    target: Decimal,
+    acknowledged: Acknowledgements,
+    before_acked: Acknowledgements,
+) -> dict[str, Any]:
     return {
-        "availability": _availability(current),
-        "previous": _availability(previous),
-        "change": _change(current, previous),
+        "availability": _availability(current, acknowledged),
+        "previous": _availability(previous, before_acked),
+        "change": _change(current, previous, acknowledged, before_acked),
         "sla": _sla(sla_outcome(current, target=target)),
     }
 
@@ -171,7 +198,13 @@ def report_data(report: Report) -> dict[str, Any]:
             {
                 "id": check.id,
                 "name": check.name,
-                **_figures(check.current, check.previous, check.target),
+                **_figures(
+                    check.current,
+                    check.previous,
+                    check.target,
+                    check.acknowledged,
+                    check.previous_acknowledged,
+                ),
                 "response_times": {
                     "all_regions": _latency(check.overall_latency),
                     "regions": [_latency(region) for region in check.latency],
@@ -185,10 +218,16 @@ def report_data(report: Report) -> dict[str, Any]:
         "scope": report.scope,
         "period": _period(report.period),
         "previous_period": _period(report.period.previous()),
-        "summary": _figures(report.current, report.previous, summary_target),
+        "summary": _figures(
+            report.current,
+            report.previous,
+            summary_target,
+            report.acknowledged,
+            report.previous_acknowledged,
+        ),
         "healthchecks": checks,
         "definition": DEFINITION,
-        "notes": [MTTA_NOTE],
+        "notes": [] if report.acknowledgements_kept else [MTTA_NOTE],
     }
 
 
@@ -208,6 +247,8 @@ CSV_COLUMNS = (
     "incidents",
     "mttr_seconds",
     "longest_incident_seconds",
+    "acknowledged_incidents",
+    "mtta_seconds",
     "sla_target",
     "sla_met",
     "error_budget_seconds",
@@ -215,6 +256,7 @@ CSV_COLUMNS = (
     "previous_availability_percent",
     "previous_downtime_seconds",
     "previous_incidents",
+    "previous_mtta_seconds",
     "runs",
     "failures",
     "p50_ms",
@@ -245,6 +287,8 @@ def _figure_cells(figures: dict[str, Any]) -> dict[str, Any]:
                 "incidents",
                 "mttr_seconds",
                 "longest_incident_seconds",
+                "acknowledged_incidents",
+                "mtta_seconds",
             )
         },
         "sla_target": sla["target"],
@@ -254,6 +298,7 @@ def _figure_cells(figures: dict[str, Any]) -> dict[str, Any]:
         "previous_availability_percent": previous["percent"],
         "previous_downtime_seconds": previous["downtime_seconds"],
         "previous_incidents": previous["incidents"],
+        "previous_mtta_seconds": previous["mtta_seconds"],
     }
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from django import template
 
 register = template.Library()
@@ -31,3 +34,10 @@ def ms(value: float | None) -> str:
 def percent(value: str | None) -> str:
     """Return a floored percentage as text, or "no data"."""
     return "no data" if value is None else f"{value} %"
+
+
+@register.filter
+def mtta(figures: Mapping[str, Any]) -> str:
+    """Return a period's MTTA as a duration, or "no acknowledged incidents" (never 0 s when none)."""
+    seconds = figures.get("mtta_seconds")
+    return "no acknowledged incidents" if seconds is None else duration(seconds)

@@ -1,4 +1,4 @@
-"""Downtime from the status changes, bounded by the raw results: from the first failing result to the first good one."""
+"""Downtime from the status changes, from the first failing result to the first good one: stored as recorded, else from the raw results."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monitors.models import ProbeResult
+from monitors.models import ProbeResult, StatusChange
 from monitors.selectors import uptime_history
+from monitors.services import RunResult, outcomes_record
 from monitors.uptime import Interval
+from probes.types import FailureKind, ProbeOutcome, Status, Timings
 from tests.reports.support import change, make_check, outage_results, result
 
 pytestmark = pytest.mark.django_db
@@ -146,3 +148,71 @@ def test_no_results_kept_means_no_results_query(org, check, django_assert_num_qu
 
     with django_assert_num_queries(2):  # the changes, and each check's oldest kept result
         assert history(check).downtime == [Interval(DOWN_AT, UP_AT)]
+
+
+# --- the bounds stored as the recorder writes a change (StatusChange.effective_at) -------------
+
+
+def run(check, slot: datetime, attempt: int, status: str) -> datetime:
+    """Record one run in eu-west through the recorder; return when it was checked."""
+    outcome = (
+        ProbeOutcome(status=Status.UP, timings=Timings(total_ms=90.0))
+        if status == "up"
+        else ProbeOutcome(status=Status.DOWN, kind=FailureKind.TIMEOUT, reason="Timed out", timings=Timings())
+    )
+    checked_at = slot + timedelta(seconds=1 + 5 * attempt)
+    outcomes_record(
+        region_slug="eu-west",
+        results=[RunResult(check.id, slot, attempt, outcome, checked_at)],
+        now=checked_at + timedelta(milliseconds=300),
+    )
+    return checked_at
+
+
+@pytest.mark.parametrize("rechecks", [0, 1, 2])
+def test_the_recorder_stores_where_downtime_began_and_ended(org, rechecks):
+    check = make_check(org, created=START, recheck_count=rechecks)
+    slot = FIRST_FAILURE.replace(second=0)
+    run(check, slot - timedelta(minutes=1), 0, "up")
+    first_failure = run(check, slot, 0, "down")
+    confirmed = [run(check, slot, attempt, "down") for attempt in range(1, rechecks + 1)]
+    run(check, slot + timedelta(minutes=1), 0, "down")
+    first_good = run(check, slot + timedelta(minutes=2), 0, "up")
+
+    went_down, came_back = StatusChange.objects.filter(healthcheck=check, at__gt=slot).order_by("at")
+    assert (went_down.to_status, came_back.to_status) == ("down", "up")
+    assert went_down.effective_at == first_failure
+    assert went_down.at > (
+        confirmed[-1] if confirmed else first_failure
+    )  # the verdict came after the rechecks
+    assert came_back.effective_at == first_good
+
+
+def test_a_stored_bound_outlives_the_pruned_results(org, django_assert_num_queries):
+    check = make_check(org, created=START)
+    slot = FIRST_FAILURE.replace(second=0)
+    run(check, slot - timedelta(minutes=1), 0, "up")
+    first_failure = run(check, slot, 0, "down")
+    for attempt in (1, 2):
+        run(check, slot, attempt, "down")
+    first_good = run(check, slot + timedelta(minutes=1), 0, "up")
+    ProbeResult.objects.filter(healthcheck=check).delete()  # pruned
+
+    with django_assert_num_queries(1):  # the changes: their bounds are on them
+        found = history(check)
+
+    assert found.downtime == [Interval(first_failure, first_good)]
+    assert found.bounds_from_changes == 0
+
+
+def test_a_change_written_before_the_bounds_were_stored_still_reads_them_from_the_results(check):
+    outage_results(check, FIRST_FAILURE, FIRST_GOOD)
+    change(check, DOWN_AT, "up", "down")  # effective_at null, as every row before migration 0016
+    StatusChange.objects.create(
+        healthcheck=check, at=UP_AT, from_status="down", to_status="up", effective_at=FIRST_GOOD
+    )
+
+    found = history(check)
+
+    assert found.downtime == [Interval(FIRST_FAILURE, FIRST_GOOD)]
+    assert found.bounds_from_changes == 0

@@ -20,6 +20,7 @@ def test_package_json_pins_exact_versions_and_lock_agrees():
         "@modelcontextprotocol/server-everything",
         "badge-maker",
         "node",
+        "statuspage.io",
     }
     for name, version in package["dependencies"].items():
         assert version[0].isdigit(), f"{name} must be pinned exactly, not {version}"

@@ -43,6 +43,8 @@ def test_a_month_s_figures_count_downtime_from_the_results_and_leave_maintenance
         "incidents": 2,
         "mttr_seconds": 900,
         "longest_incident_seconds": 1_200,
+        "acknowledged_incidents": 0,  # no alert incident acknowledged (tests/reports/test_mtta.py)
+        "mtta_seconds": None,
     }
     assert api["downtime_bounds_from_status_changes"] == 6
 
@@ -53,7 +55,12 @@ def test_the_previous_period_of_equal_length_is_compared(client, history):
 
     assert data["previous_period"]["start"] == "2026-08-31T00:00:00+00:00"
     assert (api["previous"]["downtime_seconds"], api["previous"]["percent"]) == (300, "99.98")
-    assert api["change"] == {"percent_points": "-0.05", "downtime_seconds": 1_500, "incidents": 1}
+    assert api["change"] == {
+        "percent_points": "-0.05",
+        "downtime_seconds": 1_500,
+        "incidents": 1,
+        "mtta_seconds": None,
+    }
 
 
 def test_unmonitored_time_before_creation_leaves_the_denominator(client, history):

@@ -16,6 +16,7 @@ from django.test import Client
 
 from monitors.models import Membership, Organization
 from monitors.services import membership_add
+from tests.browser_support import chromium  # noqa: F401  (fixture: Chromium through Playwright, per module)
 
 BASE = "http://testserver"
 RESOURCE = BASE + "/mcp"

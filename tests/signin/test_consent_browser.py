@@ -6,10 +6,7 @@ clicks Allow, and the browser is sent to the assistant's redirect URI with a cod
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from importlib import import_module
-from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -18,32 +15,9 @@ from django.test import Client
 
 from monitors.models import Membership
 from monitors.services import membership_add
-from tests.conftest import unavailable
 from tests.signin.conftest import PASSWORD, REDIRECT_URI, Assistant
 
-CHROMIUM = Path("/usr/bin/chromium")
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-
-@pytest.fixture(scope="module")
-def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
-    """Start Chromium once for this module; Playwright's loop stops with it (see tests/web/test_web_browser.py)."""
-    if not CHROMIUM.exists():
-        unavailable(
-            f"Chromium is not installed at {CHROMIUM}: apt-get install -y --no-install-recommends chromium",
-            switch="UPTIMY_REQUIRE_BROWSER",
-        )
-    from playwright.sync_api import sync_playwright
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-            try:
-                yield browser
-            finally:
-                browser.close()
 
 
 @pytest.fixture(autouse=True)

@@ -15,6 +15,7 @@ from probes.checks.mcp import MCP
 from statuspages import services
 from statuspages.models import Component, StatusPage
 from tests.alerts.channel_support import receiver, smtp_server  # noqa: F401  (fixtures: a loopback HTTP receiver, an SMTP server)
+from tests.browser_support import chromium  # noqa: F401  (fixture: Chromium through Playwright, per module)
 
 
 @pytest.fixture

@@ -1,8 +1,7 @@
 """The web app in a real browser: Debian's Chromium driven by Playwright against the live server.
 
-Playwright's own browser downloads are never used (`playwright install` needs a host these
-machines can't reach): the tests start /usr/bin/chromium. Without it they skip saying how to
-install it, and fail instead under UPTIMY_REQUIRE_BROWSER=1, which .ci/run sets. Every wait is
+The browser is tests/browser_support.py's ``chromium`` (through tests/web/conftest.py): it
+skips without Chromium and fails instead under UPTIMY_REQUIRE_BROWSER=1. Every wait is
 Playwright's auto-waiting on what the page shows, never a sleep.
 """
 
@@ -10,84 +9,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connections
-from django.db.utils import ConnectionHandler
 from django.utils import timezone
 
 from monitors.models import Healthcheck, Membership, ProbeResult, Region, StatusChange, ToolList
 from monitors.services import membership_add
 from statuspages.services import component_create, incident_create, status_page_create
-from tests.conftest import unavailable
 from tests.monitors.conftest import start_sdk_peer, stop
 from tests.web.conftest import PASSWORD
 
-CHROMIUM = Path("/usr/bin/chromium")
 # axe-core from npm (axe-core@4.14.1, MPL-2.0), vendored for the tests only: the app never serves it.
 AXE = Path(__file__).parent / "vendor" / "axe-4.14.1.min.js"
 AXE_FAILS_ON = ("serious", "critical")
-BROWSER_SWITCH = "UPTIMY_REQUIRE_BROWSER"
-HOW_TO = "apt-get install -y --no-install-recommends chromium"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
-
-
-@pytest.fixture(scope="module")
-def chromium(django_db_setup, django_db_blocker) -> Iterator[Any]:
-    """Start Debian's Chromium once for this module, headless, through Playwright.
-
-    Playwright's sync API keeps an event loop running on the main thread while it lives: it is
-    stopped when this module ends, or every later test calling asyncio.run() there would fail.
-    Django refuses synchronous database calls beside a running loop; the tests' own ORM calls
-    are plain synchronous code, so that check is off while the browser runs (the live server's
-    thread has no loop and is unaffected). Hence the database is set up first.
-    """
-    if not CHROMIUM.exists():
-        unavailable(f"Chromium is not installed at {CHROMIUM}: {HOW_TO}", switch=BROWSER_SWITCH)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        unavailable("Playwright is not installed: make .venv/.dev-deps", switch=BROWSER_SWITCH)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-        with _serialized_rollback_kept(), sync_playwright() as playwright:
-            # --no-sandbox: the tests run as root on CI, where Chromium's sandbox refuses to start.
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
-            try:
-                yield browser
-            finally:
-                browser.close()
-
-
-@contextmanager
-def _serialized_rollback_kept() -> Iterator[None]:
-    """Give the connections seen inside the block the database contents serialized at setup.
-
-    Django's connections are context-local (asgiref), and Playwright's running loop gives the
-    tests another context: there ``connections[alias]`` is a new object without
-    ``_test_serialized_contents``, so serialized_rollback neither restored the database before
-    a test nor kept the teardown's flush from re-creating content types (post_migrate), which
-    broke the next serialized_rollback test outside this module (tests/ctl's live server).
-    The contents are read here, outside, and set on each connection as the block first sees it.
-    """
-    outside = {alias: getattr(connections[alias], "_test_serialized_contents", None) for alias in connections}
-    original = ConnectionHandler.create_connection
-
-    def create_connection(handler: ConnectionHandler, alias: str) -> Any:
-        connection = original(handler, alias)
-        if outside.get(alias) is not None:
-            connection._test_serialized_contents = outside[alias]
-        return connection
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ConnectionHandler, "create_connection", create_connection)
-        yield
 
 
 @pytest.fixture
