@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-from importlib import import_module
 
 import httpx2
 import pytest
@@ -54,12 +53,10 @@ def stand_in_mcp(request: HttpRequest) -> HttpResponse:
 urlpatterns = [path("mcp", stand_in_mcp), path("", include("uptimy.urls"))]
 
 
-@pytest.fixture(autouse=True)
-def _seeded_plans_and_regions(transactional_db) -> None:
-    # A flush between live-server tests empties the plans migration 0002 seeded; seeding is idempotent.
-    from django.apps import apps
-
-    import_module("monitors.migrations.0002_seed_regions_and_plans").seed(apps, None)
+# As every live-server test here: the flush after a plain transactional test re-creates content
+# types (post_migrate) under new ids, which a later serialized_rollback test (the browser tests)
+# can no longer restore over; serialized, the database is restored as migrations left it, plans included.
+pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 
 @pytest.fixture
