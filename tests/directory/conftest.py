@@ -1,0 +1,58 @@
+"""A loopback stand-in for the Official MCP Registry serving recorded pages, and a client that never sleeps."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from directory.registry import RegistryClient
+from tests.conftest import NOW
+from tests.directory.support import RegistryServer, Request, Sleeps
+
+
+@pytest.fixture
+def registry() -> Iterator[RegistryServer]:
+    state = RegistryServer()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+            answer = state.next_answer(Request(parts.path, query, self.headers.get("User-Agent", "")))
+            self.send_response(answer.status)
+            for name, value in answer.headers:
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(answer.body)))
+            self.end_headers()
+            self.wfile.write(answer.body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture
+def sleeps() -> Sleeps:
+    return Sleeps()
+
+
+@pytest.fixture
+def client(registry: RegistryServer, sleeps: Sleeps) -> RegistryClient:
+    return RegistryClient(
+        base_url=registry.url, user_agent="Uptimy-test (directory import)", sleep=sleeps, clock=lambda: NOW
+    )
