@@ -275,7 +275,7 @@ def _remotes(value: Any) -> tuple[Remote, ...]:
             raise InvalidEntry(f'"{where}" is not an object')
         kind = remote.get("type")
         try:
-            transport = Transport(kind)
+            transport = Transport(str(kind))
         except ValueError:
             raise InvalidEntry(f'"{where}.type" {kind!r} is not streamable-http or sse') from None
         url = remote.get("url")

@@ -233,7 +233,9 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
 # The directory's import of the Official MCP Registry (directory/): where it is read from, how
 # long one page may take, and whether the beat reads what changed every UPTIMY_MCP_REGISTRY_SYNC_SECONDS.
 # Off by default: `make run` would otherwise reach the public registry from a developer's machine.
-UPTIMY_MCP_REGISTRY_URL: str = env.str("UPTIMY_MCP_REGISTRY_URL", default="https://registry.modelcontextprotocol.io")
+UPTIMY_MCP_REGISTRY_URL: str = env.str(
+    "UPTIMY_MCP_REGISTRY_URL", default="https://registry.modelcontextprotocol.io"
+)
 UPTIMY_MCP_REGISTRY_TIMEOUT: float = env.float("UPTIMY_MCP_REGISTRY_TIMEOUT", default=30.0)
 UPTIMY_MCP_REGISTRY_SYNC: bool = env.bool("UPTIMY_MCP_REGISTRY_SYNC", default=False)
 UPTIMY_MCP_REGISTRY_SYNC_SECONDS: float = env.float("UPTIMY_MCP_REGISTRY_SYNC_SECONDS", default=3600.0)
