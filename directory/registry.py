@@ -37,6 +37,7 @@ VERSION_MAX = 255
 DESCRIPTION_MAX = 1_000
 MESSAGE_MAX = 500
 URL_MAX = 2_000
+SOURCE_MAX = 100
 PAGE_LIMIT = 100
 MAX_PAGE_BYTES = 8 * 1024 * 1024
 MAX_PAGES = 10_000
@@ -158,6 +159,16 @@ def parse_page(payload: Any) -> Page:
     return Page(tuple(entries), tuple(rejected), cursor or None)
 
 
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
 def _name_of(item: Any) -> str | None:
     server = item.get("server") if isinstance(item, dict) else None
     name = server.get("name") if isinstance(server, dict) else None
@@ -168,6 +179,9 @@ def parse_entry(item: Any) -> ServerEntry:
     """Return one ``ServerResponse`` as a ServerEntry; raise InvalidEntry naming the first bad field."""
     if not isinstance(item, dict):
         raise InvalidEntry("The entry is not an object")
+    # PostgreSQL stores no NUL character, in text or in jsonb: refused here, not by the database.
+    if _holds_nul(item):
+        raise InvalidEntry("The entry holds a NUL character")
     server = item.get("server")
     if not isinstance(server, dict):
         raise InvalidEntry('"server" is not an object')
@@ -260,6 +274,8 @@ def _repository(value: Any) -> tuple[str | None, str | None]:
     source = value.get("source")
     if source is not None and not isinstance(source, str):
         raise InvalidEntry('"repository.source" is not a string')
+    if source and len(source) > SOURCE_MAX:
+        raise InvalidEntry(f'"repository.source" is longer than {SOURCE_MAX} characters')
     return url, (source or None) if url else None
 
 

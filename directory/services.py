@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
+from django.db import DataError, IntegrityError, transaction
 
 from directory.models import RAW_MAX_BYTES, Listing, ListingRemote, RegistrySync
 from directory.registry import RegistryClient, RegistryError, ServerEntry
@@ -38,61 +38,71 @@ def _raw_of(entry: ServerEntry) -> dict[str, object]:
     return {"truncated": True, "bytes": len(text.encode())}
 
 
-def listings_upsert(*, entries: Iterable[ServerEntry], now: datetime) -> int:
-    """Store each entry on its (name, version), replacing its remotes; return how many were stored.
+def listings_upsert(*, entries: Iterable[ServerEntry], now: datetime) -> tuple[int, list[str]]:
+    """Store each entry on its (name, version), replacing its remotes; return how many were stored and why others were not.
 
     An entry marked latest takes the flag from the name's other versions, so each name has at
-    most one latest listing. One transaction per call (one page).
+    most one latest listing. One transaction per call (one page), a savepoint per entry: an
+    entry the database refuses is left out alone, never the page.
     """
-    stored = 0
+    stored, refused = 0, []
     with transaction.atomic():
         for entry in entries:
-            listing, _ = Listing.objects.update_or_create(
-                name=entry.name,
-                version=entry.version,
-                defaults={
-                    "is_latest": entry.is_latest,
-                    "title": entry.title or "",
-                    "description": entry.description,
-                    "website_url": entry.website_url or "",
-                    "repository_url": entry.repository_url or "",
-                    "repository_source": entry.repository_source or "",
-                    "packages": [
-                        {
-                            "registry_type": package.registry_type,
-                            "identifier": package.identifier,
-                            "version": package.version,
-                            "transport": package.transport,
-                        }
-                        for package in entry.packages
-                    ],
-                    "status": entry.status.value,
-                    "status_message": entry.status_message or "",
-                    "published_at": entry.published_at,
-                    "updated_at": entry.updated_at,
-                    "synced_at": now,
-                    "raw": _raw_of(entry),
-                },
-            )
-            if entry.is_latest:
-                Listing.objects.filter(name=entry.name, is_latest=True).exclude(pk=listing.pk).update(
-                    is_latest=False
+            try:
+                with transaction.atomic():
+                    _listing_store(entry, now=now)
+            except (DataError, IntegrityError) as error:
+                refused.append(
+                    f"{entry.name} {entry.version}: the database refused it ({type(error).__name__})"
                 )
-            listing.remotes.all().delete()
-            ListingRemote.objects.bulk_create(
-                ListingRemote(
-                    listing=listing,
-                    position=position,
-                    transport=remote.transport.value,
-                    url=remote.url,
-                    templated=remote.templated,
-                    headers_required=remote.headers_required,
-                    header_names=list(remote.header_names),
-                )
-                for position, remote in enumerate(entry.remotes)
-            )
-            stored += 1
-    return stored
+            else:
+                stored += 1
+    return stored, refused
+
+
+def _listing_store(entry: ServerEntry, *, now: datetime) -> None:
+    listing, _ = Listing.objects.update_or_create(
+        name=entry.name,
+        version=entry.version,
+        defaults={
+            "is_latest": entry.is_latest,
+            "title": entry.title or "",
+            "description": entry.description,
+            "website_url": entry.website_url or "",
+            "repository_url": entry.repository_url or "",
+            "repository_source": entry.repository_source or "",
+            "packages": [
+                {
+                    "registry_type": package.registry_type,
+                    "identifier": package.identifier,
+                    "version": package.version,
+                    "transport": package.transport,
+                }
+                for package in entry.packages
+            ],
+            "status": entry.status.value,
+            "status_message": entry.status_message or "",
+            "published_at": entry.published_at,
+            "updated_at": entry.updated_at,
+            "synced_at": now,
+            "raw": _raw_of(entry),
+        },
+    )
+    if entry.is_latest:
+        Listing.objects.filter(name=entry.name, is_latest=True).exclude(pk=listing.pk).update(is_latest=False)
+    listing.remotes.all().delete()
+    ListingRemote.objects.bulk_create(
+        ListingRemote(
+            listing=listing,
+            position=position,
+            transport=remote.transport.value,
+            url=remote.url,
+            templated=remote.templated,
+            headers_required=remote.headers_required,
+            header_names=list(remote.header_names),
+        )
+        for position, remote in enumerate(entry.remotes)
+    )
 
 
 def registry_sync(*, client: RegistryClient, full: bool, now: datetime) -> SyncReport:
@@ -116,7 +126,11 @@ def registry_sync(*, client: RegistryClient, full: bool, now: datetime) -> SyncR
                 )
                 logger.warning("registry sync skipped %s", reason)
                 report.rejected.append(reason)
-            report.stored += listings_upsert(entries=page.entries, now=now)
+            stored, refused = listings_upsert(entries=page.entries, now=now)
+            report.stored += stored
+            for reason in refused:
+                logger.warning("registry sync skipped %s", reason)
+                report.rejected.append(reason)
             for entry in page.entries:
                 if high_water is None or entry.updated_at > high_water:
                     high_water = entry.updated_at

@@ -125,6 +125,15 @@ def test_an_empty_repository_is_no_repository():
             entry(repository={"url": "https://github.com/x/y", "source": 1}),
             '"repository.source" is not a string',
         ),
+        (
+            entry(repository={"url": "https://github.com/x/y", "source": "g" * 101}),
+            "longer than 100 characters",
+        ),
+        (entry(description="nul \x00 inside"), "The entry holds a NUL character"),
+        (
+            entry(remotes=[{"type": "sse", "url": "https://x.example/sse", "headers": [{"name": "A\x00"}]}]),
+            "NUL",
+        ),
         (entry(remotes={}), '"remotes" is not a list'),
         (entry(remotes=["https://x.example/mcp"]), '"remotes[0]" is not an object'),
         (entry(remotes=[{"type": "stdio", "url": "https://x.example/mcp"}]), "is not streamable-http or sse"),

@@ -6,7 +6,9 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from django.db import IntegrityError
 
+from directory import services
 from directory.models import Listing, RegistrySync
 from directory.registry import RegistryClient
 from directory.selectors import visible_listings
@@ -266,3 +268,21 @@ def test_an_unreachable_registry_is_an_error():
     report = registry_sync(client=closed, full=True, now=NOW)
 
     assert (report.error or "").startswith("The registry could not be reached")
+
+
+def test_an_entry_the_database_refuses_is_skipped_alone(registry, client, monkeypatch):
+    store = services._listing_store
+
+    def refuse_notes(entry, *, now):
+        if entry.name == "io.github.octocat/notes":
+            raise IntegrityError("value too long")
+        store(entry, now=now)
+
+    monkeypatch.setattr(services, "_listing_store", refuse_notes)
+
+    report = full_sync(registry, client)
+
+    assert report.ok
+    assert report.stored == 6
+    assert "io.github.octocat/notes 1.0.0: the database refused it (IntegrityError)" in report.rejected
+    assert not Listing.objects.filter(name="io.github.octocat/notes").exists()
