@@ -86,3 +86,29 @@ class RegistrySync(models.Model):
 
     def __str__(self) -> str:
         return self.base_url
+
+
+class RepositoryLicence(models.Model):
+    """GitHub's licence lookup of one repository (check 22), shared by every listing linking it."""
+
+    class Status(models.TextChoices):
+        DONE = "done"
+        FAILED = "failed"
+        RATE_LIMITED = "rate_limited"
+
+    # Lowercase: GitHub's owners and repository names are case-insensitive.
+    owner = models.CharField(max_length=100)
+    repo = models.CharField(max_length=100)
+    status = models.CharField(max_length=12, choices=Status.choices)
+    spdx_id = models.CharField(max_length=100, blank=True, help_text="Empty: GitHub names no licence")
+    # The SPDX License List's OSI flag at lookup time (None: not on the list), and that list's version.
+    osi_approved = models.BooleanField(null=True)
+    list_version = models.CharField(max_length=40, blank=True)
+    reason = models.CharField(max_length=200, blank=True)
+    looked_up_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "repo"], name="licence_owner_repo")]
+
+    def __str__(self) -> str:
+        return f"{self.owner}/{self.repo}: {self.spdx_id or self.status}"

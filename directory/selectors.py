@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from django.db.models import QuerySet
 
-from directory.models import Listing
+from directory.github import repository_of
+from directory.models import Listing, RepositoryLicence
 from monitors.scorecard import Evidence, LicenceLookup, ListingSource, LookupStatus
 from monitors.scorecard import Listing as ListingEvidence
 
@@ -38,16 +39,33 @@ def listing_evidence(listing: Listing) -> ListingEvidence:
     )
 
 
+def licence_lookup(listing: Listing) -> LicenceLookup:
+    """Return GitHub's licence lookup of the listing's repository; not done for none, or one not on GitHub."""
+    repository = repository_of(listing.repository_url)
+    if repository is None:
+        return LicenceLookup(status=LookupStatus.NOT_DONE)
+    owner, repo = repository
+    found = RepositoryLicence.objects.filter(owner=owner.lower(), repo=repo.lower()).first()
+    if found is None:
+        return LicenceLookup(status=LookupStatus.NOT_DONE)
+    return LicenceLookup(
+        status=LookupStatus(found.status),
+        looked_up_at=found.looked_up_at,
+        spdx_id=found.spdx_id or None,
+        osi_approved=found.osi_approved,
+        list_version=found.list_version or None,
+    )
+
+
 def listing_scorecard_evidence(listing: Listing) -> Evidence:
-    """Return the scorecard's evidence of a listing as far as the registry knows it.
+    """Return the scorecard's evidence of a listing as far as the registry and GitHub know it.
 
     The endpoint is the first remote's URL (a local-only listing has none, so it gets the
-    publisher checks only). The licence lookup needs GitHub and is not done yet (22: not
-    measured); the probing evidence (1–16) comes with directory probing.
+    publisher checks only); the probing evidence (1–16) comes with directory probing.
     """
     remotes = list(listing.remotes.all())
     return Evidence(
         endpoint_url=remotes[0].url if remotes else None,
         listing=listing_evidence(listing),
-        licence=LicenceLookup(status=LookupStatus.NOT_DONE),
+        licence=licence_lookup(listing),
     )

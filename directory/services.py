@@ -1,4 +1,4 @@
-"""Write the directory: upsert registry entries as listings, and run a full or incremental sync."""
+"""Write the directory: upsert registry entries as listings, run a full or incremental sync, look up licences."""
 
 from __future__ import annotations
 
@@ -6,12 +6,14 @@ import json
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import DataError, IntegrityError, transaction
 
-from directory.models import RAW_MAX_BYTES, Listing, ListingRemote, RegistrySync
+from directory.github import AnswerStatus, GitHubClient, LicenceAnswer, repository_of
+from directory.models import RAW_MAX_BYTES, Listing, ListingRemote, RegistrySync, RepositoryLicence
 from directory.registry import RegistryClient, RegistryError, ServerEntry
+from monitors.scorecard import licence_of
 
 logger = logging.getLogger(__name__)
 
@@ -145,3 +147,91 @@ def registry_sync(*, client: RegistryClient, full: bool, now: datetime) -> SyncR
             state.last_full_at = now
     state.save()
     return report
+
+
+LICENCE_MAX_AGE = timedelta(days=7)
+
+
+@dataclass
+class LicenceReport:
+    """What one round of licence lookups did."""
+
+    looked_up: int = 0
+    failed: int = 0
+    rate_limited: bool = False
+
+
+def _repositories_due(*, now: datetime, limit: int) -> list[tuple[str, str]]:
+    """Return the GitHub repositories of visible listings never looked up, or not within LICENCE_MAX_AGE, oldest first."""
+    fresh = {
+        (licence.owner, licence.repo): licence.looked_up_at
+        for licence in RepositoryLicence.objects.only("owner", "repo", "looked_up_at")
+    }
+    urls = (
+        Listing.objects.filter(is_latest=True)
+        .exclude(status=Listing.Status.DELETED)
+        .exclude(repository_url="")
+        .values_list("repository_url", flat=True)
+        .distinct()
+    )
+    due: dict[tuple[str, str], datetime | None] = {}
+    for url in urls:
+        repository = repository_of(url)
+        if repository is None:
+            continue
+        key = (repository[0].lower(), repository[1].lower())
+        looked_up_at = fresh.get(key)
+        if looked_up_at is None or now - looked_up_at > LICENCE_MAX_AGE:
+            due[key] = looked_up_at
+    # Never looked up first, then the stalest.
+    ordered = sorted(due, key=lambda key: (due[key] is not None, due[key] or now, key))
+    return ordered[:limit]
+
+
+def licences_look_up(*, client: GitHubClient, now: datetime, limit: int = 50) -> LicenceReport:
+    """Ask GitHub for the licence of up to ``limit`` listed repositories that are due, one at a time.
+
+    A rate-limited answer is recorded for its repository and ends the round: the next round,
+    after the limit resets, asks again. The SPDX License List's OSI flag and version are stored
+    with each answer (check 22 records them).
+    """
+    report = LicenceReport()
+    for owner, repo in _repositories_due(now=now, limit=limit):
+        answer = client.licence(owner, repo)
+        kept = (
+            answer.status is not AnswerStatus.DONE
+            and RepositoryLicence.objects.filter(
+                owner=owner, repo=repo, status=RepositoryLicence.Status.DONE
+            ).exists()
+        )
+        # An earlier answer stays, with its date, rather than a failure: the repository stays due.
+        if not kept:
+            _licence_store(owner, repo, answer, now=now)
+        if answer.status is AnswerStatus.RATE_LIMITED:
+            report.rate_limited = True
+            logger.warning("licence lookups stopped: %s", answer.reason)
+            break
+        if answer.status is AnswerStatus.FAILED:
+            report.failed += 1
+            logger.warning("licence lookup of %s/%s failed: %s", owner, repo, answer.reason)
+        else:
+            report.looked_up += 1
+    return report
+
+
+def _licence_store(owner: str, repo: str, answer: LicenceAnswer, *, now: datetime) -> None:
+    osi_approved, list_version = (
+        licence_of(answer.spdx_id) if answer.status is AnswerStatus.DONE else (None, "")
+    )
+    RepositoryLicence.objects.update_or_create(
+        owner=owner,
+        repo=repo,
+        defaults={
+            "status": answer.status.value,
+            "spdx_id": answer.spdx_id or "",
+            "osi_approved": osi_approved,
+            "list_version": list_version,
+            "reason": answer.reason[:200],
+            "looked_up_at": now,
+        },
+    )

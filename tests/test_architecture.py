@@ -39,7 +39,7 @@ UPTIME = "The uptime maths (monitors.uptime) is pure"
 SCORECARD = "The scorecard rules (monitors.scorecard) are pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
-REGISTRY = "The registry client (directory.registry) is pure"
+REGISTRY = "The directory's clients (directory.registry, .github) are pure"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -164,6 +164,7 @@ def test_the_tree_keeps_every_contract(tree):
         # The registry client fetches and validates plain values: the ORM or a setting breaks it.
         ("directory/registry.py", "import django.conf", [REGISTRY]),
         ("directory/registry.py", "import directory.models", [REGISTRY]),
+        ("directory/github.py", "import monitors.scorecard", [REGISTRY]),
     ],
 )
 def test_an_upward_import_breaks_the_build(tree, module, statement, contracts):

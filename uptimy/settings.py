@@ -231,8 +231,9 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
 }
 
 # The directory's import of the Official MCP Registry (directory/): where it is read from, how
-# long one page may take, and whether the beat reads what changed every UPTIMY_MCP_REGISTRY_SYNC_SECONDS.
-# Off by default: `make run` would otherwise reach the public registry from a developer's machine.
+# long one page may take, and whether the beat reads what changed every UPTIMY_MCP_REGISTRY_SYNC_SECONDS
+# (and asks GitHub for the listed repositories' licences hourly). Off by default: `make run` would
+# otherwise reach the public registry and GitHub from a developer's machine.
 UPTIMY_MCP_REGISTRY_URL: str = env.str(
     "UPTIMY_MCP_REGISTRY_URL", default="https://registry.modelcontextprotocol.io"
 )
@@ -245,6 +246,15 @@ if UPTIMY_MCP_REGISTRY_SYNC:
         "schedule": UPTIMY_MCP_REGISTRY_SYNC_SECONDS,
         "options": {"queue": "default"},
     }
+    CELERY_BEAT_SCHEDULE["look-up-licences"] = {
+        "task": "directory.look_up_licences",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    }
+# GitHub's REST API, asked for the licence of each listed repository (scorecard check 22); a
+# token (no scope needed) raises its limit from 60 to 5,000 requests an hour. Never logged.
+UPTIMY_GITHUB_API_URL: str = env.str("UPTIMY_GITHUB_API_URL", default="https://api.github.com")
+UPTIMY_GITHUB_TOKEN: str = env.str("UPTIMY_GITHUB_TOKEN", default="")
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
 # within a minute go to each channel as one digest.

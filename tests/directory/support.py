@@ -32,14 +32,17 @@ class Request:
     path: str
     query: dict[str, str]
     user_agent: str
+    authorization: str = ""
 
 
 @dataclass
 class RegistryServer:
-    """Answer each request with the next scripted answer (404 once they run out) and record it."""
+    """Answer each request by its path's route or the next scripted answer (404 once they run out), and record it."""
 
     url: str = ""
     answers: list[Answer] = field(default_factory=list)
+    # Answered every time their path is asked, before the scripted answers.
+    routes: dict[str, Answer] = field(default_factory=dict)
     requests: list[Request] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -49,6 +52,8 @@ class RegistryServer:
     def next_answer(self, request: Request) -> Answer:
         with self.lock:
             self.requests.append(request)
+            if request.path in self.routes:
+                return self.routes[request.path]
             return self.answers.pop(0) if self.answers else Answer(404, b'{"error": "no page"}')
 
 

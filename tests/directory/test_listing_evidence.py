@@ -92,7 +92,7 @@ def test_a_required_header_declares_credentials(imported, name, declares):
     assert listing_evidence(listing).declares_credentials is declares
 
 
-def test_the_licence_lookup_is_not_done_yet(imported):
+def test_without_a_licence_lookup_check_22_is_not_measured(imported):
     listing = Listing.objects.get(name="com.example/weather")
 
     (licence,) = [

@@ -51,6 +51,20 @@ def test_the_command_fails_when_a_page_cannot_be_read(configured):
         call_command("syncregistry", "--full", stdout=io.StringIO())
 
 
+def test_lookuplicences_asks_github_for_the_listed_repositories(configured, github, settings):
+    settings.UPTIMY_GITHUB_API_URL = github.url
+    settings.UPTIMY_GITHUB_TOKEN = "ghp_test"
+    configured.serve(page("full-1"), page("full-2"))
+    call_command("syncregistry", "--full", stdout=io.StringIO())
+    github.serve(Answer.json(page("github-repo")), Answer(404, b"{}"))
+    out = io.StringIO()
+
+    call_command("lookuplicences", "--limit", "2", stdout=out)
+
+    assert out.getvalue() == "1 licences looked up, 1 failed\n"
+    assert {(r.user_agent, r.authorization) for r in github.requests} == {(USER_AGENT, "Bearer ghp_test")}
+
+
 def test_the_user_agent_names_the_import():
     assert USER_AGENT.startswith("Uptimy/")
     assert "MCP directory import" in USER_AGENT
@@ -73,4 +87,8 @@ def test_the_beat_syncs_the_registry_only_when_switched_on(tmp_path, switch, sch
     done = python(SCHEDULE_PROBE, env)
 
     assert done.returncode == 0, done.stderr
-    assert ("directory.sync_registry" in json.loads(done.stdout)) is scheduled
+    tasks = set(json.loads(done.stdout))
+    assert ("directory.sync_registry" in tasks, "directory.look_up_licences" in tasks) == (
+        scheduled,
+        scheduled,
+    )
