@@ -92,3 +92,10 @@ def test_the_beat_syncs_the_registry_only_when_switched_on(tmp_path, switch, sch
         scheduled,
         scheduled,
     )
+
+
+@pytest.mark.parametrize("name", ["directory.sync_registry", "directory.look_up_licences"])
+def test_the_embedded_worker_finds_the_tasks_by_name(name):
+    from uptimy.celery import app
+
+    assert name in app.tasks
