@@ -16,7 +16,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("probes", "monitors", "alerts", "statuspages", "reports", "signin", "web", "mcpserver", "uptimy")
+PACKAGES = (
+    "probes",
+    "monitors",
+    "alerts",
+    "statuspages",
+    "reports",
+    "signin",
+    "directory",
+    "web",
+    "mcpserver",
+    "uptimy",
+)
 FLOORS = "Floors"
 PURE = "The check engine (probes) is pure"
 PURE_MAINTENANCE = "The maintenance-window rules are pure"
@@ -28,6 +39,7 @@ UPTIME = "The uptime maths (monitors.uptime) is pure"
 SCORECARD = "The scorecard rules (monitors.scorecard) are pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
+REGISTRY = "The directory's clients (directory.registry, .github) are pure"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
@@ -63,6 +75,7 @@ def broken_contracts(report: str) -> list[str]:
             REPORTS,
             NO_TESTS,
             CTL,
+            REGISTRY,
         )
         if any(line.startswith(name) for line in lines)
     ]
@@ -143,6 +156,15 @@ def test_the_tree_keeps_every_contract(tree):
         ("uptimy/ctl/client.py", "import django.conf", [CTL]),
         ("uptimy/ctl/spec.py", "import uptimy.settings", [CTL]),
         ("uptimy/ctl/cli.py", "import statuspages", [CTL]),
+        # The directory stands beside alerts, status pages, reports and sign-in: it reads monitors only.
+        ("directory/selectors.py", "import alerts", [FLOORS]),
+        ("directory/services.py", "import web.views", [FLOORS]),
+        ("statuspages/selectors.py", "import directory.models", [FLOORS]),
+        ("monitors/selectors.py", "import directory", [FLOORS]),
+        # The registry client fetches and validates plain values: the ORM or a setting breaks it.
+        ("directory/registry.py", "import django.conf", [REGISTRY]),
+        ("directory/registry.py", "import directory.models", [REGISTRY]),
+        ("directory/github.py", "import monitors.scorecard", [REGISTRY]),
     ],
 )
 def test_an_upward_import_breaks_the_build(tree, module, statement, contracts):

@@ -80,6 +80,7 @@ INSTALLED_APPS = [
     "web",
     "oauth2_provider",
     "signin",
+    "directory",
     "mcpserver",
 ]
 
@@ -228,6 +229,32 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
         "options": {"queue": "default"},
     },
 }
+
+# The directory's import of the Official MCP Registry (directory/): where it is read from, how
+# long one page may take, and whether the beat reads what changed every UPTIMY_MCP_REGISTRY_SYNC_SECONDS
+# (and asks GitHub for the listed repositories' licences hourly). Off by default: `make run` would
+# otherwise reach the public registry and GitHub from a developer's machine.
+UPTIMY_MCP_REGISTRY_URL: str = env.str(
+    "UPTIMY_MCP_REGISTRY_URL", default="https://registry.modelcontextprotocol.io"
+)
+UPTIMY_MCP_REGISTRY_TIMEOUT: float = env.float("UPTIMY_MCP_REGISTRY_TIMEOUT", default=30.0)
+UPTIMY_MCP_REGISTRY_SYNC: bool = env.bool("UPTIMY_MCP_REGISTRY_SYNC", default=False)
+UPTIMY_MCP_REGISTRY_SYNC_SECONDS: float = env.float("UPTIMY_MCP_REGISTRY_SYNC_SECONDS", default=3600.0)
+if UPTIMY_MCP_REGISTRY_SYNC:
+    CELERY_BEAT_SCHEDULE["sync-registry"] = {
+        "task": "directory.sync_registry",
+        "schedule": UPTIMY_MCP_REGISTRY_SYNC_SECONDS,
+        "options": {"queue": "default"},
+    }
+    CELERY_BEAT_SCHEDULE["look-up-licences"] = {
+        "task": "directory.look_up_licences",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    }
+# GitHub's REST API, asked for the licence of each listed repository (scorecard check 22); a
+# token (no scope needed) raises its limit from 60 to 5,000 requests an hour. Never logged.
+UPTIMY_GITHUB_API_URL: str = env.str("UPTIMY_GITHUB_API_URL", default="https://api.github.com")
+UPTIMY_GITHUB_TOKEN: str = env.str("UPTIMY_GITHUB_TOKEN", default="")
 
 # Alerts (alerts.rules): more incidents than this opening (or resolving) in one organization
 # within a minute go to each channel as one digest.

@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class DirectoryConfig(AppConfig):
+    """The public directory of MCP servers: listings imported from the Official MCP Registry."""
+
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "directory"
+
+    def ready(self) -> None:
+        # Register the sync task in every process, the embedded worker's included: it runs each
+        # beat entry by task name.
+        from directory import tasks  # noqa: F401

@@ -1,0 +1,114 @@
+"""A listing per (name, version) of the Official MCP Registry, its remotes, and the sync's state."""
+
+from __future__ import annotations
+
+from django.db import models
+
+# The raw entry is kept for inspection and reparsing, up to this many bytes of JSON.
+RAW_MAX_BYTES = 64 * 1024
+
+
+class Listing(models.Model):
+    """One (name, version) as the registry last described it; ``deleted`` hides it from the directory."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        DEPRECATED = "deprecated"
+        DELETED = "deleted"
+
+    name = models.CharField(max_length=200, help_text="The registry's server name: namespace/name")
+    version = models.CharField(max_length=255)
+    is_latest = models.BooleanField(default=False)
+    title = models.CharField(max_length=1000, blank=True)
+    description = models.TextField(blank=True)
+    website_url = models.URLField(max_length=2000, blank=True)
+    repository_url = models.URLField(max_length=2000, blank=True)
+    repository_source = models.CharField(max_length=100, blank=True)
+    # [{"registry_type", "identifier", "version", "transport"}]: how a local-only server is run.
+    packages = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    status_message = models.CharField(max_length=500, blank=True)
+    published_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(help_text="The registry's update timestamp (check 21)")
+    synced_at = models.DateTimeField(help_text="When Uptimy last read this entry from the registry")
+    raw = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="listing_name_version")]
+        indexes = [models.Index(fields=["is_latest", "status"], name="listing_latest_status")]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}"
+
+    @property
+    def visible(self) -> bool:
+        return self.status != self.Status.DELETED
+
+    @property
+    def local_only(self) -> bool:
+        return not self.remotes.exists()
+
+
+class ListingRemote(models.Model):
+    """One remote endpoint of a listing, in the registry's order: what directory probing will check."""
+
+    class Transport(models.TextChoices):
+        STREAMABLE_HTTP = "streamable-http"
+        SSE = "sse"
+
+    listing = models.ForeignKey(Listing, on_delete=models.CASCADE, related_name="remotes")
+    position = models.PositiveSmallIntegerField()
+    transport = models.CharField(max_length=20, choices=Transport.choices)
+    url = models.CharField(max_length=2000)
+    # A URL with {variables} cannot be probed as it stands: a client fills them in first.
+    templated = models.BooleanField(default=False)
+    headers_required = models.BooleanField(default=False)
+    header_names = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["listing", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["listing", "position"], name="remote_listing_position")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.transport} {self.url}"
+
+
+class RegistrySync(models.Model):
+    """The sync's state per registry address: the high-water mark incremental syncs ask from."""
+
+    base_url = models.CharField(max_length=500, unique=True)
+    updated_since = models.DateTimeField(null=True, blank=True)
+    last_full_at = models.DateTimeField(null=True, blank=True)
+    last_run_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    def __str__(self) -> str:
+        return self.base_url
+
+
+class RepositoryLicence(models.Model):
+    """GitHub's licence lookup of one repository (check 22), shared by every listing linking it."""
+
+    class Status(models.TextChoices):
+        DONE = "done"
+        FAILED = "failed"
+        RATE_LIMITED = "rate_limited"
+
+    # Lowercase: GitHub's owners and repository names are case-insensitive.
+    owner = models.CharField(max_length=100)
+    repo = models.CharField(max_length=100)
+    status = models.CharField(max_length=12, choices=Status.choices)
+    spdx_id = models.CharField(max_length=100, blank=True, help_text="Empty: GitHub names no licence")
+    # The SPDX License List's OSI flag at lookup time (None: not on the list), and that list's version.
+    osi_approved = models.BooleanField(null=True)
+    list_version = models.CharField(max_length=40, blank=True)
+    reason = models.CharField(max_length=200, blank=True)
+    looked_up_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["owner", "repo"], name="licence_owner_repo")]
+
+    def __str__(self) -> str:
+        return f"{self.owner}/{self.repo}: {self.spdx_id or self.status}"

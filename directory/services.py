@@ -1,0 +1,237 @@
+"""Write the directory: upsert registry entries as listings, run a full or incremental sync, look up licences."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.db import DataError, IntegrityError, transaction
+
+from directory.github import AnswerStatus, GitHubClient, LicenceAnswer, repository_of
+from directory.models import RAW_MAX_BYTES, Listing, ListingRemote, RegistrySync, RepositoryLicence
+from directory.registry import RegistryClient, RegistryError, ServerEntry
+from monitors.scorecard import licence_of
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class SyncReport:
+    """What one sync did: entries stored, rejected (with reasons), pages read, and the error that stopped it."""
+
+    full: bool
+    pages: int = 0
+    stored: int = 0
+    rejected: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def _raw_of(entry: ServerEntry) -> dict[str, object]:
+    text = json.dumps(entry.raw, separators=(",", ":"), default=str)
+    if len(text.encode()) <= RAW_MAX_BYTES:
+        return dict(entry.raw)
+    return {"truncated": True, "bytes": len(text.encode())}
+
+
+def listings_upsert(*, entries: Iterable[ServerEntry], now: datetime) -> tuple[int, list[str]]:
+    """Store each entry on its (name, version), replacing its remotes; return how many were stored and why others were not.
+
+    An entry marked latest takes the flag from the name's other versions, so each name has at
+    most one latest listing. One transaction per call (one page), a savepoint per entry: an
+    entry the database refuses is left out alone, never the page.
+    """
+    stored, refused = 0, []
+    with transaction.atomic():
+        for entry in entries:
+            try:
+                with transaction.atomic():
+                    _listing_store(entry, now=now)
+            except (DataError, IntegrityError) as error:
+                refused.append(
+                    f"{entry.name} {entry.version}: the database refused it ({type(error).__name__})"
+                )
+            else:
+                stored += 1
+    return stored, refused
+
+
+def _listing_store(entry: ServerEntry, *, now: datetime) -> None:
+    listing, _ = Listing.objects.update_or_create(
+        name=entry.name,
+        version=entry.version,
+        defaults={
+            "is_latest": entry.is_latest,
+            "title": entry.title or "",
+            "description": entry.description,
+            "website_url": entry.website_url or "",
+            "repository_url": entry.repository_url or "",
+            "repository_source": entry.repository_source or "",
+            "packages": [
+                {
+                    "registry_type": package.registry_type,
+                    "identifier": package.identifier,
+                    "version": package.version,
+                    "transport": package.transport,
+                }
+                for package in entry.packages
+            ],
+            "status": entry.status.value,
+            "status_message": entry.status_message or "",
+            "published_at": entry.published_at,
+            "updated_at": entry.updated_at,
+            "synced_at": now,
+            "raw": _raw_of(entry),
+        },
+    )
+    if entry.is_latest:
+        Listing.objects.filter(name=entry.name, is_latest=True).exclude(pk=listing.pk).update(is_latest=False)
+    listing.remotes.all().delete()
+    ListingRemote.objects.bulk_create(
+        ListingRemote(
+            listing=listing,
+            position=position,
+            transport=remote.transport.value,
+            url=remote.url,
+            templated=remote.templated,
+            headers_required=remote.headers_required,
+            header_names=list(remote.header_names),
+        )
+        for position, remote in enumerate(entry.remotes)
+    )
+
+
+def registry_sync(*, client: RegistryClient, full: bool, now: datetime) -> SyncReport:
+    """Read the registry into the directory: everything (``full``), or what changed since the high-water mark.
+
+    Each page is stored as it arrives, so an error on a later page keeps the earlier ones; the
+    high-water mark (the latest ``updatedAt`` seen) moves only when every page was read, so the
+    next incremental sync asks again from where this one could not finish. Without a mark an
+    incremental sync is a full one.
+    """
+    state, _ = RegistrySync.objects.get_or_create(base_url=client.base_url)
+    since = None if full else state.updated_since
+    report = SyncReport(full=since is None)
+    high_water = state.updated_since
+    try:
+        for page in client.pages(updated_since=since):
+            report.pages += 1
+            for rejected in page.rejected:
+                reason = (
+                    f"{rejected.name or f'entry {rejected.index}'} (page {report.pages}): {rejected.reason}"
+                )
+                logger.warning("registry sync skipped %s", reason)
+                report.rejected.append(reason)
+            stored, refused = listings_upsert(entries=page.entries, now=now)
+            report.stored += stored
+            for reason in refused:
+                logger.warning("registry sync skipped %s", reason)
+                report.rejected.append(reason)
+            for entry in page.entries:
+                if high_water is None or entry.updated_at > high_water:
+                    high_water = entry.updated_at
+    except RegistryError as error:
+        report.error = str(error)
+        logger.warning("registry sync stopped after %d pages: %s", report.pages, error)
+    state.last_run_at = now
+    state.last_error = report.error or ""
+    if report.ok:
+        state.updated_since = high_water
+        if report.full:
+            state.last_full_at = now
+    state.save()
+    return report
+
+
+LICENCE_MAX_AGE = timedelta(days=7)
+
+
+@dataclass
+class LicenceReport:
+    """What one round of licence lookups did."""
+
+    looked_up: int = 0
+    failed: int = 0
+    rate_limited: bool = False
+
+
+def _repositories_due(*, now: datetime, limit: int) -> list[tuple[str, str]]:
+    """Return the GitHub repositories of visible listings never looked up, or not within LICENCE_MAX_AGE, oldest first."""
+    fresh = {
+        (licence.owner, licence.repo): licence.looked_up_at
+        for licence in RepositoryLicence.objects.only("owner", "repo", "looked_up_at")
+    }
+    urls = (
+        Listing.objects.filter(is_latest=True)
+        .exclude(status=Listing.Status.DELETED)
+        .exclude(repository_url="")
+        .values_list("repository_url", flat=True)
+        .distinct()
+    )
+    due: dict[tuple[str, str], datetime | None] = {}
+    for url in urls:
+        repository = repository_of(url)
+        if repository is None:
+            continue
+        key = (repository[0].lower(), repository[1].lower())
+        looked_up_at = fresh.get(key)
+        if looked_up_at is None or now - looked_up_at > LICENCE_MAX_AGE:
+            due[key] = looked_up_at
+    # Never looked up first, then the stalest.
+    ordered = sorted(due, key=lambda key: (due[key] is not None, due[key] or now, key))
+    return ordered[:limit]
+
+
+def licences_look_up(*, client: GitHubClient, now: datetime, limit: int = 50) -> LicenceReport:
+    """Ask GitHub for the licence of up to ``limit`` listed repositories that are due, one at a time.
+
+    A rate-limited answer is recorded for its repository and ends the round: the next round,
+    after the limit resets, asks again. The SPDX License List's OSI flag and version are stored
+    with each answer (check 22 records them).
+    """
+    report = LicenceReport()
+    for owner, repo in _repositories_due(now=now, limit=limit):
+        answer = client.licence(owner, repo)
+        kept = (
+            answer.status is not AnswerStatus.DONE
+            and RepositoryLicence.objects.filter(
+                owner=owner, repo=repo, status=RepositoryLicence.Status.DONE
+            ).exists()
+        )
+        # An earlier answer stays, with its date, rather than a failure: the repository stays due.
+        if not kept:
+            _licence_store(owner, repo, answer, now=now)
+        if answer.status is AnswerStatus.RATE_LIMITED:
+            report.rate_limited = True
+            logger.warning("licence lookups stopped: %s", answer.reason)
+            break
+        if answer.status is AnswerStatus.FAILED:
+            report.failed += 1
+            logger.warning("licence lookup of %s/%s failed: %s", owner, repo, answer.reason)
+        else:
+            report.looked_up += 1
+    return report
+
+
+def _licence_store(owner: str, repo: str, answer: LicenceAnswer, *, now: datetime) -> None:
+    osi_approved, list_version = (
+        licence_of(answer.spdx_id) if answer.status is AnswerStatus.DONE else (None, "")
+    )
+    RepositoryLicence.objects.update_or_create(
+        owner=owner,
+        repo=repo,
+        defaults={
+            "status": answer.status.value,
+            "spdx_id": answer.spdx_id or "",
+            "osi_approved": osi_approved,
+            "list_version": list_version,
+            "reason": answer.reason[:200],
+            "looked_up_at": now,
+        },
+    )
