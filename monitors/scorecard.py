@@ -341,6 +341,11 @@ def nearest_rank(values: Sequence[float], percent: float) -> float | None:
     return sorted(values)[rank - 1]
 
 
+def _count(number: int, noun: str) -> str:
+    """Return "1 attempt" or "3 attempts"."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
 def _at_least(part: int, whole: int, percent: int) -> bool:
     """Return whether part/whole ≥ percent %, in integers (no float rounding at the boundary)."""
     return part * 100 >= percent * whole
@@ -710,7 +715,7 @@ def fast_p50(window: LatencyWindow | None) -> CheckResult:
         return _unmeasured(
             6,
             window.observed_at if window else None,
-            f"{samples} successful samples in 7 days; 5 needed",
+            f"{_count(samples, 'successful sample')} in 7 days; 5 needed",
             samples=samples,
         )
     evidence = {"samples": window.samples, "within_1s": window.within_1s, "p50_ms": window.p50_ms}
@@ -728,7 +733,7 @@ def consistent_p95(window: LatencyWindow | None) -> CheckResult:
         return _unmeasured(
             7,
             window.observed_at if window else None,
-            f"{samples} successful samples in 7 days; 20 needed",
+            f"{_count(samples, 'successful sample')} in 7 days; 20 needed",
             samples=samples,
         )
     evidence = {"samples": window.samples, "within_3s": window.within_3s, "p95_ms": window.p95_ms}
@@ -746,7 +751,7 @@ def reliable(counts: AttemptCounts | None) -> CheckResult:
         return _unmeasured(
             8,
             counts.observed_at if counts else None,
-            f"{attempts} attempts in 30 days; 30 needed",
+            f"{_count(attempts, 'attempt')} in 30 days; 30 needed",
             attempts=attempts,
         )
     evidence = {"attempts": counts.attempts, "successes": counts.successes}
@@ -763,7 +768,7 @@ def stable_tool_list(history: ToolHistory | None) -> CheckResult:
         return _unmeasured(
             9,
             history.observed_at if history else None,
-            f"{successes} successful probes in 30 days; 2 needed",
+            f"{_count(successes, 'successful probe')} in 30 days; 2 needed",
             successes=successes,
         )
     evidence = {
