@@ -74,8 +74,9 @@ def _hourly_rollups(start: datetime) -> int:
             runs.pop(slot, None)
             continue
         runs[slot] = (status, total_ms)  # later attempts overwrite earlier ones
-    # A pair whose every slot ended in maintenance still gets a row when an earlier attempt counted.
-    keys = [key for key in finals if finals[key] or counts[key].attempts]
+    # A pair whose every slot ended in maintenance keeps no row, as before the scorecard's counts:
+    # the rare attempt before such a window (a recheck ran inside it) is not counted.
+    keys = [key for key in finals if finals[key]]
     thresholds = dict(
         Healthcheck.objects.filter(id__in={key[0] for key in keys}).values_list("id", "degraded_threshold_ms")
     )

@@ -195,10 +195,11 @@ def test_one_failure_in_thirty_attempts_is_under_99_percent(check):
 def test_auth_answers_and_skipped_results_are_no_attempts(check):
     moments = _successes(check, 30, first=HOUR - timedelta(days=3))
     for moment in moments[:4]:
-        result(check, moment, listed=False, http_status=401, kind="signin_not_discoverable")
-        result(check, moment, listed=False, http_status=403, kind="key_refused")
-        result(check, moment, listed=False, kind="config")
-        result(check, moment, listed=False, kind="timeout", in_maintenance=True)
+        later = moment + timedelta(minutes=1)
+        result(check, later, listed=False, http_status=401, kind="signin_not_discoverable")
+        result(check, later, listed=False, http_status=403, kind="key_refused")
+        result(check, later, listed=False, kind="config")
+        result(check, later + timedelta(minutes=1), listed=False, kind="timeout", in_maintenance=True)
     roll_up(*moments)
 
     counts = scorecard_evidence(healthcheck=check, now=NOW).attempts_30d
