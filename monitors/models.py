@@ -523,6 +523,16 @@ class Rollup(models.Model):
     # Response-time histogram (monitors.latency buckets) so a day's percentiles come from
     # its hours without rereading raw results, which are pruned.
     histogram = models.JSONField(default=list)
+    # The MCP scorecard's evidence (monitors.scorecard, issue 14), per attempt rather than per
+    # slot: every result counts, rechecks included, except skipped ones (in a maintenance window,
+    # or a config Uptimy could not run) and 401/403 answers. A success is an attempt whose tool
+    # list came back; the 1 s and 3 s counts are successes whose connection-and-discovery time
+    # (total_ms) was at or under that, so nearest-rank p50/p95 verdicts need no raw results.
+    # Null on rows rolled up before these counts existed: the windows skip those hours.
+    attempts = models.PositiveIntegerField(null=True, blank=True)
+    successes = models.PositiveIntegerField(null=True, blank=True)
+    successes_1s = models.PositiveIntegerField(null=True, blank=True)
+    successes_3s = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -152,6 +152,61 @@ class AttemptCounts:
     observed_at: datetime | None
 
 
+# The failure kind of a result Uptimy could not run (its stored config no longer parses): no
+# attempt on the server. probes.types.FailureKind.CONFIG, spelled here as the rows store it.
+UNRUNNABLE_KIND = "config"
+
+
+def is_skipped(*, kind: str | None, in_maintenance: bool) -> bool:
+    """Return whether a recorded result is no attempt on the server: taken in a maintenance window, or unrunnable."""
+    return in_maintenance or kind == UNRUNNABLE_KIND
+
+
+@dataclass(slots=True)
+class AttemptTally:
+    """Count results as the windows read them: attempts, successes, and successes within 1 s and 3 s.
+
+    Skipped results (:func:`is_skipped`) and 401/403 answers are no attempts; a success listed
+    tools; a success's time is its connection-and-discovery time (none recorded: within neither).
+    The hourly rollups store these four numbers, so :class:`LatencyWindow` and
+    :class:`AttemptCounts` are sums of hours, never a rescan of raw results.
+    """
+
+    attempts: int = 0
+    successes: int = 0
+    within_1s: int = 0
+    within_3s: int = 0
+
+    def add(
+        self,
+        *,
+        kind: str | None,
+        http_status: int | None,
+        in_maintenance: bool,
+        tools_listed: bool,
+        total_ms: float | None,
+    ) -> None:
+        """Count one recorded result."""
+        if is_skipped(kind=kind, in_maintenance=in_maintenance) or http_status in AUTH_STATUSES:
+            return
+        self.attempts += 1
+        if not tools_listed:
+            return
+        self.successes += 1
+        if total_ms is not None:
+            self.within_1s += total_ms <= FAST_MS
+            self.within_3s += total_ms <= CONSISTENT_MS
+
+    def merge(
+        self, attempts: int | None, successes: int | None, within_1s: int | None, within_3s: int | None
+    ) -> None:
+        """Add another tally's counts (a rollup row's; None counts nothing)."""
+        self.attempts += attempts or 0
+        self.successes += successes or 0
+        self.within_1s += within_1s or 0
+        self.within_3s += within_3s or 0
+
+
 @dataclass(frozen=True, slots=True)
 class ToolHistory:
     """What the stable-tool-list check reads of 30 days: successful probes and recorded tool changes.
@@ -284,6 +339,11 @@ def nearest_rank(values: Sequence[float], percent: float) -> float | None:
         return None
     rank = max(1, math.ceil(percent * len(values) / 100))
     return sorted(values)[rank - 1]
+
+
+def _count(number: int, noun: str) -> str:
+    """Return "1 attempt" or "3 attempts"."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _at_least(part: int, whole: int, percent: int) -> bool:
@@ -469,14 +529,16 @@ def standard_auth(attempt: Attempt | None, metadata: ResourceMetadata | None) ->
     if not attempt.auth_required:
         return _unmeasured(11, attempt.at, "Not applicable: no authentication is required")
     if metadata is None:
-        return _unmeasured(11, attempt.at, "The protected-resource metadata has not been fetched")
+        return _unmeasured(
+            11, attempt.at, "No sign-in discovery of the protected-resource metadata was recorded"
+        )
     evidence = {"url": metadata.url, "http_status": metadata.http_status, "json_object": metadata.json_object}
     if metadata.http_status == 200 and metadata.json_object:
         return _passed(
             11, metadata.fetched_at, "The protected-resource metadata answers with a JSON object", **evidence
         )
     if metadata.http_status != 200:
-        shown = f"HTTP {metadata.http_status}" if metadata.http_status else "no answer"
+        shown = f"HTTP {metadata.http_status}" if metadata.http_status else "no usable answer"
         return _failed(
             11, metadata.fetched_at, f"The protected-resource metadata address gave {shown}", **evidence
         )
@@ -653,7 +715,7 @@ def fast_p50(window: LatencyWindow | None) -> CheckResult:
         return _unmeasured(
             6,
             window.observed_at if window else None,
-            f"{samples} successful samples in 7 days; 5 needed",
+            f"{_count(samples, 'successful sample')} in 7 days; 5 needed",
             samples=samples,
         )
     evidence = {"samples": window.samples, "within_1s": window.within_1s, "p50_ms": window.p50_ms}
@@ -671,7 +733,7 @@ def consistent_p95(window: LatencyWindow | None) -> CheckResult:
         return _unmeasured(
             7,
             window.observed_at if window else None,
-            f"{samples} successful samples in 7 days; 20 needed",
+            f"{_count(samples, 'successful sample')} in 7 days; 20 needed",
             samples=samples,
         )
     evidence = {"samples": window.samples, "within_3s": window.within_3s, "p95_ms": window.p95_ms}
@@ -689,7 +751,7 @@ def reliable(counts: AttemptCounts | None) -> CheckResult:
         return _unmeasured(
             8,
             counts.observed_at if counts else None,
-            f"{attempts} attempts in 30 days; 30 needed",
+            f"{_count(attempts, 'attempt')} in 30 days; 30 needed",
             attempts=attempts,
         )
     evidence = {"attempts": counts.attempts, "successes": counts.successes}
@@ -706,7 +768,7 @@ def stable_tool_list(history: ToolHistory | None) -> CheckResult:
         return _unmeasured(
             9,
             history.observed_at if history else None,
-            f"{successes} successful probes in 30 days; 2 needed",
+            f"{_count(successes, 'successful probe')} in 30 days; 2 needed",
             successes=successes,
         )
     evidence = {

@@ -11,13 +11,27 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol, TypedDict, cast
 from uuid import UUID
 
+import httpx
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
 from django.core.exceptions import ValidationError
 from django.db import connection
-from django.db.models import Case, Field, Model, OuterRef, Prefetch, Q, QuerySet, Subquery, Sum, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    Field,
+    Model,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Sum,
+    Value,
+    When,
+)
 
-from monitors import latency, roles
+from monitors import latency, roles, scorecard
 from monitors.maintenance import (
     Occurrence,
     Schedule,
@@ -40,6 +54,7 @@ from monitors.models import (
     RegionState,
     Rollup,
     StatusChange,
+    ToolChange,
     ToolList,
     ToolListVersion,
 )
@@ -48,9 +63,11 @@ from monitors.signals import acknowledgements_asked
 from monitors.timestamps import EpochSeconds, epoch_sql, from_epoch
 from monitors.uptime import Acknowledged, Availability, Interval, Run, availability, down_since, down_until
 from probes.checks import CheckConfig, check_kind
+from probes.checks.mcp import MCP
 from probes.config import ConfigError
+from probes.oauth import prm_candidates
 from probes.text import storable
-from probes.types import Status, ToolInfo
+from probes.types import Access, SigninDiscovery, Status, ToolInfo
 
 logger = logging.getLogger(__name__)
 
@@ -985,3 +1002,183 @@ def _tool_info(stored: Mapping[str, object]) -> ToolInfo:
         description_kept=stored.get("description_kept", True) is not False,
         schema_kept=stored.get("schema_kept", True) is not False,
     )
+
+
+# --- the MCP scorecard's evidence (issue 14) -----------------------------------------------------
+
+
+class NotAnMcpCheck(ValueError):
+    """Say that a healthcheck is no MCP check, so it has no scorecard."""
+
+
+def scorecard_of(*, healthcheck: Healthcheck, now: datetime) -> scorecard.Scorecard:
+    """Return the MCP healthcheck's 22 checks judged at ``now`` (:func:`scorecard_evidence`'s queries)."""
+    return scorecard.scorecard(scorecard_evidence(healthcheck=healthcheck, now=now), now=now)
+
+
+def scorecard_evidence(*, healthcheck: Healthcheck, now: datetime) -> scorecard.Evidence:
+    """Return every evidence value of the MCP healthcheck's scorecard at ``now``, in six queries.
+
+    Windows are whole hours: the current one and the 7×24 (30×24) before it. Hours before the
+    last two are the hourly rollups' counts (hours rolled up before the counts existed count
+    nothing); the last two, which the rollup job still rewrites, are counted from raw results,
+    so a result counts as soon as it is recorded. A customer's check has no listing yet: the
+    publisher checks are not measured. Raises NotAnMcpCheck for another type.
+    """
+    if healthcheck.type != MCP.number:
+        raise NotAnMcpCheck(
+            f"Only MCP healthchecks have a scorecard; this one is a {check_kind(healthcheck.type).title} check."
+        )
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    start_30d, start_7d = hour - SCORECARD_RELIABILITY, hour - SCORECARD_LATENCY
+    raw_from = hour - timedelta(hours=1)
+    attempts = ProbeResult.objects.filter(healthcheck=healthcheck, in_maintenance=False).exclude(
+        kind=scorecard.UNRUNNABLE_KIND
+    )
+    latest_row = (
+        attempts.order_by("-slot", "-checked_at", "-id")
+        .values(
+            "checked_at",
+            "tool_count",
+            "http_status",
+            "total_ms",
+            "protocol",
+            "server_name",
+            "access",
+            "reason",
+            "signin_discovery",
+        )
+        .first()
+    )
+    listed_at = (
+        attempts.filter(tool_count__isnull=False)
+        .order_by("-slot", "-checked_at", "-id")
+        .values_list("checked_at", flat=True)
+        .first()
+    )
+    tally_30d, tally_7d = _rolled_up_tallies(healthcheck, start_30d, start_7d, raw_from)
+    recent = _raw_tally(attempts.filter(slot__gte=raw_from))
+    for tally in (tally_30d, tally_7d):
+        tally.merge(recent.attempts, recent.successes, recent.within_1s, recent.within_3s)
+    changes = list(
+        ToolChange.objects.filter(healthcheck=healthcheck, at__gte=start_30d)
+        .filter(Q(removed_count__gt=0) | Q(new_required_inputs_count__gt=0))
+        .order_by("at", "id")
+        .values_list("id", "removed_count", "new_required_inputs_count")
+    )
+    version = tool_list_latest(healthcheck_id=healthcheck.id)
+    uri = healthcheck.config.get("uri") if isinstance(healthcheck.config, dict) else None
+    endpoint = uri if isinstance(uri, str) else ""
+    latest = _attempt_of_row(latest_row) if latest_row else None
+    attempt_at = latest.at if latest else None
+    return scorecard.Evidence(
+        endpoint_url=endpoint,
+        latest=latest,
+        latency_7d=scorecard.LatencyWindow(
+            samples=tally_7d.successes,
+            within_1s=tally_7d.within_1s,
+            within_3s=tally_7d.within_3s,
+            observed_at=listed_at,
+        ),
+        attempts_30d=scorecard.AttemptCounts(
+            attempts=tally_30d.attempts, successes=tally_30d.successes, observed_at=attempt_at
+        ),
+        tool_history_30d=scorecard.ToolHistory(
+            successes=tally_30d.successes,
+            removals=sum(1 for _, removed, _ in changes if removed),
+            new_required=sum(1 for _, _, required in changes if required),
+            observed_at=listed_at,
+            change_ids=tuple(change_id for change_id, _, _ in changes),
+        ),
+        tools=scorecard.ToolList(version.tools, listed_at or version.current_since) if version else None,
+        resource_metadata=_resource_metadata(latest_row, endpoint) if latest_row else None,
+    )
+
+
+# The windows of the repeated measurements (scorecard checks 6–9).
+SCORECARD_LATENCY = timedelta(days=7)
+SCORECARD_RELIABILITY = timedelta(days=30)
+
+
+def _rolled_up_tallies(
+    healthcheck: Healthcheck, start_30d: datetime, start_7d: datetime, end: datetime
+) -> tuple[scorecard.AttemptTally, scorecard.AttemptTally]:
+    """Return the 30-day and 7-day tallies of the hourly rollups from ``start_30d`` to ``end``; one query."""
+    last_week = Q(start__gte=start_7d)
+    sums = Rollup.objects.filter(
+        healthcheck=healthcheck, period=Rollup.Period.HOUR, start__gte=start_30d, start__lt=end
+    ).aggregate(
+        attempts_30d=Sum("attempts"),
+        successes_30d=Sum("successes"),
+        attempts_7d=Sum("attempts", filter=last_week),
+        successes_7d=Sum("successes", filter=last_week),
+        within_1s_7d=Sum("successes_1s", filter=last_week),
+        within_3s_7d=Sum("successes_3s", filter=last_week),
+    )
+    return (
+        scorecard.AttemptTally(attempts=sums["attempts_30d"] or 0, successes=sums["successes_30d"] or 0),
+        scorecard.AttemptTally(
+            attempts=sums["attempts_7d"] or 0,
+            successes=sums["successes_7d"] or 0,
+            within_1s=sums["within_1s_7d"] or 0,
+            within_3s=sums["within_3s_7d"] or 0,
+        ),
+    )
+
+
+def _raw_tally(results: QuerySet[ProbeResult]) -> scorecard.AttemptTally:
+    """Return the tally of recorded results (skipped ones already left out), counted in SQL; one query.
+
+    The same rule as scorecard.AttemptTally.add, which the rollup job applies row by row.
+    """
+    answered = ~Q(http_status__in=scorecard.AUTH_STATUSES)
+    success = answered & Q(tool_count__isnull=False)
+    counts = results.aggregate(
+        attempts=Count("id", filter=answered),
+        successes=Count("id", filter=success),
+        within_1s=Count("id", filter=success & Q(total_ms__lte=scorecard.FAST_MS)),
+        within_3s=Count("id", filter=success & Q(total_ms__lte=scorecard.CONSISTENT_MS)),
+    )
+    return scorecard.AttemptTally(**counts)
+
+
+def _attempt_of_row(row: Mapping[str, Any]) -> scorecard.Attempt:
+    """Return the Attempt evidence of a recorded result (the fields scorecard.attempt_of reads of an outcome)."""
+    return scorecard.Attempt(
+        at=row["checked_at"],
+        tools_listed=row["tool_count"] is not None,
+        http_status=row["http_status"],
+        duration_ms=row["total_ms"],
+        protocol=row["protocol"] or None,
+        server_name=row["server_name"] or None,
+        tool_count=row["tool_count"],
+        with_key=row["access"] == Access.KEY,
+        reason=row["reason"],
+    )
+
+
+def _resource_metadata(row: Mapping[str, Any], endpoint: str) -> scorecard.ResourceMetadata | None:
+    """Return what the latest attempt's sign-in discovery tells of the protected-resource metadata.
+
+    The engine records how it found sign-in: by the RFC 9728 metadata (which answered with a JSON
+    object naming the resource), or by the 2025-03-26 fallback, taken only when no such metadata
+    answered. Nothing recorded (no discovery, or one that failed): None, not measured. The URL
+    shown is the metadata's address for the endpoint, where RFC 9728 puts it.
+    """
+    discovery = row["signin_discovery"]
+    if discovery not in (SigninDiscovery.RESOURCE_METADATA, SigninDiscovery.LEGACY_FALLBACK):
+        return None
+    found = discovery == SigninDiscovery.RESOURCE_METADATA
+    return scorecard.ResourceMetadata(
+        url=_metadata_address(endpoint),
+        http_status=200 if found else None,
+        json_object=found,
+        fetched_at=row["checked_at"],
+    )
+
+
+def _metadata_address(endpoint: str) -> str:
+    try:
+        return str(prm_candidates(httpx.URL(endpoint), None)[0][0])
+    except (httpx.InvalidURL, IndexError):
+        return ""

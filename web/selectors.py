@@ -13,7 +13,7 @@ from rest_framework.exceptions import ValidationError as FilterRefused
 
 from alerts.models import Incident
 from alerts.selectors import incidents_of_healthcheck
-from monitors import selectors
+from monitors import scorecard, selectors
 from monitors.api.filters import HealthcheckFilter
 from monitors.models import (
     Healthcheck,
@@ -27,6 +27,7 @@ from monitors.models import (
     ToolList,
 )
 from probes.checks import UnknownCheckKind, check_kind
+from probes.checks.mcp import MCP
 from web.results import ResultView, response_time, view_of_result
 from web.sparkline import HOURS, SparkHour
 
@@ -200,6 +201,53 @@ class HealthcheckPage:
     percent_24h: str | None
     percent_30d: str | None
     chart_points: list[tuple[datetime, float]]
+    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of, a fixed six queries).
+    scorecard: ScorecardView | None = None
+
+
+VERDICT_WORDS = {
+    scorecard.Verdict.PASSED: "Passed",
+    scorecard.Verdict.FAILED: "Failed",
+    scorecard.Verdict.NOT_MEASURED: "Not measured",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ScorecardRow:
+    number: int
+    name: str
+    verdict: str  # passed | failed | not_measured: the row's class
+    verdict_words: str
+    observed_at: datetime | None
+    outdated_label: str | None
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScorecardView:
+    passed: int
+    total: int
+    rows: list[ScorecardRow]
+
+
+def scorecard_view(card: scorecard.Scorecard, *, now: datetime) -> ScorecardView:
+    """Return the scorecard as the healthcheck page shows it: each verdict in words, with its freshness."""
+    return ScorecardView(
+        passed=card.passed,
+        total=card.total,
+        rows=[
+            ScorecardRow(
+                number=result.number,
+                name=result.name,
+                verdict=result.verdict.value,
+                verdict_words=VERDICT_WORDS[result.verdict],
+                observed_at=result.observed_at,
+                outdated_label=scorecard.freshness_label(result, now=now),
+                reason=result.reason,
+            )
+            for result in card.results
+        ],
+    )
 
 
 def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> HealthcheckPage:
@@ -257,4 +305,7 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         percent_24h=figures["24h"].percent,
         percent_30d=figures["30d"].percent,
         chart_points=points,
+        scorecard=scorecard_view(selectors.scorecard_of(healthcheck=healthcheck, now=now), now=now)
+        if healthcheck.type == MCP.number
+        else None,
     )

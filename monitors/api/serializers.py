@@ -10,6 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import Direction, extend_schema_field
 from rest_framework import serializers
 
+from monitors import scorecard
 from monitors.api.strict import RejectUnknownFields
 from monitors.maintenance import MAX_RULE_LENGTH, Occurrence
 from monitors.models import (
@@ -605,3 +606,56 @@ def check_run_data(outcome: ProbeOutcome, *, checked_at: datetime) -> dict[str, 
     tools = [{"name": tool.name, "required_inputs": list(tool.required_inputs)} for tool in kept.tools]
     result = result_unsaved(kept, checked_at=checked_at)
     return dict(CheckRunSerializer(result, context={"tools": tools, "warnings": list(kept.warnings)}).data)
+
+
+class ScorecardCheckSerializer(serializers.Serializer[dict[str, Any]]):
+    """One of the 22 checks: its verdict in words, when its evidence was seen, why, and the evidence."""
+
+    number = serializers.IntegerField(help_text="1–22, the check's number in issue 14's list.")
+    name = serializers.CharField()
+    verdict = serializers.ChoiceField(choices=[verdict.value for verdict in scorecard.Verdict])
+    observed_at = serializers.DateTimeField(
+        allow_null=True, help_text="When the evidence was observed; null when there is none."
+    )
+    outdated = serializers.BooleanField(help_text="The evidence is more than 24 hours old.")
+    outdated_label = serializers.CharField(
+        allow_null=True,
+        help_text='"Outdated check" when outdated, else null: a warning apart from the verdict.',
+    )
+    reason = serializers.CharField()
+    evidence = serializers.DictField(help_text="Counts, ids and values the verdict was taken from.")
+
+
+class ScorecardSerializer(serializers.Serializer[dict[str, Any]]):
+    """An MCP healthcheck's scorecard: the 22 evidence checks, each passed, failed or not measured."""
+
+    healthcheck = serializers.UUIDField()
+    judged_at = serializers.DateTimeField()
+    passed = serializers.IntegerField()
+    total = serializers.IntegerField()
+    checks = ScorecardCheckSerializer(many=True)
+
+
+def scorecard_data(healthcheck: Healthcheck, card: scorecard.Scorecard, *, now: datetime) -> dict[str, Any]:
+    """Return the scorecard's API answer (the web page shows the same values)."""
+    checks = [
+        {
+            "number": result.number,
+            "name": result.name,
+            "verdict": result.verdict.value,
+            "observed_at": result.observed_at,
+            "outdated": scorecard.is_outdated(result, now=now),
+            "outdated_label": scorecard.freshness_label(result, now=now),
+            "reason": result.reason,
+            "evidence": dict(result.evidence),
+        }
+        for result in card.results
+    ]
+    answer = {
+        "healthcheck": healthcheck.public_id,
+        "judged_at": now,
+        "passed": card.passed,
+        "total": card.total,
+        "checks": checks,
+    }
+    return dict(ScorecardSerializer(answer).data)

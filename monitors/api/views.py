@@ -28,10 +28,12 @@ from monitors.api.serializers import (
     OrganizationSerializer,
     ProbeResultSerializer,
     RegionSerializer,
+    ScorecardSerializer,
     StatusChangeSerializer,
     ToolChangeSerializer,
     UptimeSerializer,
     check_run_data,
+    scorecard_data,
 )
 from monitors.models import ApiKey, Healthcheck, MaintenanceWindow, Organization, Region
 from monitors.worker.manual import RunRefused, run_now, run_once
@@ -190,6 +192,24 @@ class HealthcheckViewSet(
         assert window.end is not None
         figures = selectors.uptime_of(healthcheck=self.get_object(), start=window.start, end=window.end)
         return Response(UptimeSerializer(figures).data)
+
+    @extend_schema(responses={200: ScorecardSerializer, 404: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get"], filterset_class=None, pagination_class=None)
+    def scorecard(self, request: Request, id: str | None = None) -> Response:
+        """Judge the MCP check on the scorecard's 22 evidence checks, each passed, failed or not measured.
+
+        From its latest attempt, its tool list, and its last 7 and 30 days (whole hours); a
+        check's evidence over 24 hours old is labelled "Outdated check". The six publisher checks
+        need a listing, which a healthcheck has not: not measured. 404, saying so, for a check of
+        another type.
+        """
+        healthcheck = self.get_object()
+        now = timezone.now()
+        try:
+            card = selectors.scorecard_of(healthcheck=healthcheck, now=now)
+        except selectors.NotAnMcpCheck as refused:
+            return Response({"detail": str(refused)}, status=status.HTTP_404_NOT_FOUND)
+        return Response(scorecard_data(healthcheck, card, now=now))
 
     @extend_schema(request=None, responses={200: ProbeResultSerializer(many=True), 409: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"], filterset_class=None, pagination_class=None)

@@ -11,6 +11,7 @@ from django.db.models import Exists, F, OuterRef
 from monitors import latency
 from monitors.models import Healthcheck, Plan, ProbeResult, Rollup, ToolList, ToolListVersion
 from monitors.rules import rollup_figures
+from monitors.scorecard import AttemptTally
 from probes.types import Status
 
 
@@ -35,29 +36,59 @@ def _hourly_rollups(start: datetime) -> int:
     rows = (
         ProbeResult.objects.filter(slot__gte=start, slot__lt=end)
         .order_by("healthcheck_id", "region_id", "slot", "attempt")
-        .values_list("healthcheck_id", "region_id", "slot", "status", "total_ms", "in_maintenance")
+        .values_list(
+            "healthcheck_id",
+            "region_id",
+            "slot",
+            "status",
+            "total_ms",
+            "in_maintenance",
+            "kind",
+            "http_status",
+            "tool_count",
+        )
     )
     finals: dict[tuple[int, int], dict[datetime, tuple[str, float | None]]] = defaultdict(dict)
-    for hc_id, region_id, slot, status, total_ms, in_maintenance in rows.iterator(chunk_size=5000):
+    counts: dict[tuple[int, int], AttemptTally] = defaultdict(AttemptTally)
+    for (
+        hc_id,
+        region_id,
+        slot,
+        status,
+        total_ms,
+        in_maintenance,
+        kind,
+        http_status,
+        tool_count,
+    ) in rows.iterator(chunk_size=5000):
+        counts[(hc_id, region_id)].add(
+            kind=kind,
+            http_status=http_status,
+            in_maintenance=in_maintenance,
+            tools_listed=tool_count is not None,
+            total_ms=total_ms,
+        )
         runs = finals[(hc_id, region_id)]
         if in_maintenance:
             # A slot whose last attempt ran in maintenance counts neither way, whatever the earlier attempts said.
             runs.pop(slot, None)
             continue
         runs[slot] = (status, total_ms)  # later attempts overwrite earlier ones
-    finals = {key: slots for key, slots in finals.items() if slots}
+    # A pair whose every slot ended in maintenance keeps no row, as before the scorecard's counts:
+    # the rare attempt before such a window (a recheck ran inside it) is not counted.
+    keys = [key for key in finals if finals[key]]
     thresholds = dict(
-        Healthcheck.objects.filter(id__in={key[0] for key in finals}).values_list(
-            "id", "degraded_threshold_ms"
-        )
+        Healthcheck.objects.filter(id__in={key[0] for key in keys}).values_list("id", "degraded_threshold_ms")
     )
     rollups = []
-    for (hc_id, region_id), slots in finals.items():
+    for hc_id, region_id in keys:
         threshold = thresholds.get(hc_id)
         samples = [
-            (_sample_status(status, total_ms, threshold), total_ms) for status, total_ms in slots.values()
+            (_sample_status(status, total_ms, threshold), total_ms)
+            for status, total_ms in finals[(hc_id, region_id)].values()
         ]
         figures = rollup_figures(samples)
+        tally = counts[(hc_id, region_id)]
         rollups.append(
             Rollup(
                 healthcheck_id=hc_id,
@@ -70,6 +101,10 @@ def _hourly_rollups(start: datetime) -> int:
                 p50_ms=figures.p50_ms,
                 p95_ms=figures.p95_ms,
                 histogram=latency.histogram_of(ms for _, ms in samples if ms is not None),
+                attempts=tally.attempts,
+                successes=tally.successes,
+                successes_1s=tally.within_1s,
+                successes_3s=tally.within_3s,
             )
         )
     return _upsert_rollups(rollups)
@@ -78,17 +113,33 @@ def _hourly_rollups(start: datetime) -> int:
 def _daily_rollups(day: datetime) -> int:
     hours = Rollup.objects.filter(
         period=Rollup.Period.HOUR, start__gte=day, start__lt=day + timedelta(days=1)
-    ).values_list("healthcheck_id", "region_id", "runs", "failures", "degraded", "histogram")
+    ).values_list(
+        "healthcheck_id",
+        "region_id",
+        "runs",
+        "failures",
+        "degraded",
+        "histogram",
+        "attempts",
+        "successes",
+        "successes_1s",
+        "successes_3s",
+    )
     merged: dict[tuple[int, int], list[Any]] = {}
-    for hc_id, region_id, runs, failures, degraded, histogram in hours.iterator(chunk_size=5000):
+    tallies: dict[tuple[int, int], AttemptTally] = {}
+    for hc_id, region_id, runs, failures, degraded, histogram, *counted in hours.iterator(chunk_size=5000):
         entry = merged.setdefault((hc_id, region_id), [0, 0, 0, []])
         entry[0] += runs
         entry[1] += failures
         entry[2] += degraded
         entry[3].append(histogram)
+        if counted[0] is not None:
+            tallies.setdefault((hc_id, region_id), AttemptTally()).merge(*counted)
     rollups = []
     for (hc_id, region_id), (runs, failures, degraded, histograms) in merged.items():
         histogram = latency.merge(histograms)
+        # None when no hour of the day was counted (rolled up before the counts existed).
+        tally = tallies.get((hc_id, region_id))
         rollups.append(
             Rollup(
                 healthcheck_id=hc_id,
@@ -101,6 +152,10 @@ def _daily_rollups(day: datetime) -> int:
                 p50_ms=latency.percentile(histogram, 0.5),
                 p95_ms=latency.percentile(histogram, 0.95),
                 histogram=histogram,
+                attempts=tally.attempts if tally else None,
+                successes=tally.successes if tally else None,
+                successes_1s=tally.within_1s if tally else None,
+                successes_3s=tally.within_3s if tally else None,
             )
         )
     return _upsert_rollups(rollups)
@@ -112,7 +167,18 @@ def _upsert_rollups(rollups: list[Rollup]) -> int:
         batch_size=1000,
         update_conflicts=True,
         unique_fields=["healthcheck", "region", "period", "start"],
-        update_fields=["runs", "failures", "degraded", "p50_ms", "p95_ms", "histogram"],
+        update_fields=[
+            "runs",
+            "failures",
+            "degraded",
+            "p50_ms",
+            "p95_ms",
+            "histogram",
+            "attempts",
+            "successes",
+            "successes_1s",
+            "successes_3s",
+        ],
     )
     return len(rollups)
 

@@ -71,6 +71,11 @@ def _hourly(check, regions, hours: int, now) -> list[Rollup]:
             failures=hour % 50 == 0,
             p50_ms=80 + hour % 7,
             p95_ms=150,
+            # The scorecard's counts (one run a minute, all listing tools, all within 1 s).
+            attempts=60,
+            successes=60 - (hour % 50 == 0),
+            successes_1s=60 - (hour % 50 == 0),
+            successes_3s=60 - (hour % 50 == 0),
         )
         for hour in range(hours)
         for region in regions

@@ -74,3 +74,41 @@ def test_a_server_behind_sign_in_leaves_the_connection_checks_not_measured_and_f
     verdicts = card(mcp_check(url), url)
 
     assert verdicts == {1: N, 2: N, 3: N, 4: N, 5: F, 10: F, 13: N, 14: N, 15: N, 16: N}
+
+
+# --- through the worker: what the database keeps of a sign-in ---------------------------------
+
+
+@pytest.mark.django_db
+def test_a_server_behind_sign_in_passes_standard_auth_through_the_worker(peers, org, settings):
+    from django.utils import timezone
+
+    from monitors.selectors import scorecard_of
+    from monitors.services import healthcheck_create
+    from monitors.worker.execution import execute_batch
+    from probes.checks.mcp import MCP
+    from tests.monitors.conftest import Captured
+
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+    now = timezone.now()
+    healthcheck = healthcheck_create(
+        organization=org,
+        name="behind sign-in",
+        check_type=MCP,
+        config={"uri": peers.sdk("oauth-root") + "/mcp", "timeout": 5},
+        now=now,
+        interval_seconds=3600,
+        region_slugs=["eu-west"],
+    )
+    slot = now.replace(microsecond=0)
+    execute_batch("eu-west", [[healthcheck.id, slot.isoformat(), 0]], enqueue=Captured())
+
+    card = scorecard_of(healthcheck=healthcheck, now=timezone.now())
+
+    # The SDK server answers 401 and serves its RFC 9728 metadata, which the engine's sign-in
+    # discovery records: the connection and tool checks wait for a key, a 401 is no attempt (so
+    # reliability and stability have none), open access fails and standard auth passes.
+    assert {result.number: result.verdict for result in card.results} == {
+        1: N, 2: N, 3: N, 4: N, 5: F, 6: N, 7: N, 8: N, 9: N, 10: F, 11: P, 12: F,
+        13: N, 14: N, 15: N, 16: N, **{number: N for number in range(17, 23)},
+    }  # fmt: skip
