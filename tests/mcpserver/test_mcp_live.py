@@ -244,7 +244,10 @@ def test_the_rest_api_answers_the_key_on_the_same_port(live_uptimy):
 
 
 def test_serve_announces_the_mcp_endpoint(live_uptimy):
-    assert f"MCP server: {live_uptimy.mcp_url} (sign in from the assistant, or Authorization: Bearer <API key>)" in live_uptimy.output()
+    assert (
+        f"MCP server: {live_uptimy.mcp_url} (sign in from the assistant, or Authorization: Bearer <API key>)"
+        in live_uptimy.output()
+    )
 
 
 def test_ten_thousand_monitors_in_one_call_are_refused_and_nothing_is_added(live_uptimy):

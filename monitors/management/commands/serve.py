@@ -111,7 +111,9 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Uptimy on http://{host}:{port}/ (API http://{host}:{port}/api/v1/docs/); Ctrl-C stops."
         )
-        self.stdout.write(f"MCP server: http://{host}:{port}/mcp (sign in from the assistant, or Authorization: Bearer <API key>)")
+        self.stdout.write(
+            f"MCP server: http://{host}:{port}/mcp (sign in from the assistant, or Authorization: Bearer <API key>)"
+        )
         self.stdout.flush()
         given_metrics_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
         metrics_path = metrics_dir(given_metrics_dir)
