@@ -29,6 +29,7 @@ from statuspages.api.serializers import (
 from statuspages.models import Component, PublishedIncident, StatusPage
 from web.access import Seat, member_view
 from web.api_errors import field_errors
+from web.confirm import confirm_delete
 
 PAGE_FIELDS = ("slug", "title", "description", "time_zone", "access", "password")
 IMPACTS = PublishedIncident.Impact.values
@@ -163,19 +164,15 @@ def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespons
 @member_view()
 def status_page_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     page = _page(seat, public_id)
-    if request.method == "POST":
-        page_services.status_page_delete(page=page)
-        messages.success(request, f"Deleted the status page {page.title}.")
-        return redirect("web:status-pages")
-    return render(
+    return confirm_delete(
         request,
-        "web/settings/confirm_delete.html",
-        {
-            "seat": seat,
-            "name": page.title,
-            "consequence": f"/s/{page.slug}/ stops answering, with its components, incidents and subscribers.",
-            "back": reverse("web:status-page", kwargs={"public_id": page.public_id}),
-        },
+        seat,
+        name=page.title,
+        consequence=f"/s/{page.slug}/ stops answering, with its components, incidents and subscribers.",
+        delete=lambda: page_services.status_page_delete(page=page),
+        done=f"Deleted the status page {page.title}.",
+        done_url=reverse("web:status-pages"),
+        back_url=reverse("web:status-page", kwargs={"public_id": page.public_id}),
     )
 
 

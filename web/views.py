@@ -44,6 +44,7 @@ from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import SESSION_ORGANIZATION, Seat, member_view
 from web.api_errors import field_errors
+from web.confirm import confirm_delete
 from web.forms import ROLE_CHOICES, ApiKeyForm, InviteForm, RateLimitedLoginForm, RoleForm, SignupForm
 from web.results import ResultView, view_of_outcome
 
@@ -668,19 +669,15 @@ def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
 def channel_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Ask to confirm (GET), then delete the channel (POST)."""
     channel = _channel(seat, public_id)
-    if request.method == "POST":
-        alert_services.channel_delete(channel=channel)
-        messages.success(request, f"Deleted {channel.name}; no alert goes there any more.")
-        return redirect("web:channels")
-    return render(
+    return confirm_delete(
         request,
-        "web/settings/confirm_delete.html",
-        {
-            "seat": seat,
-            "name": channel.name,
-            "consequence": "Alerts stop going to this channel, and its delivery history goes with it.",
-            "back": reverse("web:channels"),
-        },
+        seat,
+        name=channel.name,
+        consequence="Alerts stop going to this channel, and its delivery history goes with it.",
+        delete=lambda: alert_services.channel_delete(channel=channel),
+        done=f"Deleted {channel.name}; no alert goes there any more.",
+        done_url=reverse("web:channels"),
+        back_url=reverse("web:channels"),
     )
 
 
@@ -754,19 +751,17 @@ def maintenance_delete(request: HttpRequest, seat: Seat, public_id: str) -> Http
         window = selectors.maintenance_windows_of(organization=seat.organization).get(public_id=public_id)
     except (MaintenanceWindow.DoesNotExist, ValueError):
         raise Http404("No such maintenance window.") from None
-    if request.method == "POST":
-        services.maintenance_window_delete(window=window)
-        messages.success(request, f"Deleted the maintenance window {window.name}.")
-        return redirect("web:maintenance")
-    return render(
+    return confirm_delete(
         request,
-        "web/settings/confirm_delete.html",
-        {
-            "seat": seat,
-            "name": window.name,
-            "consequence": "Its healthchecks are no longer held during its occurrences; results already recorded keep their flag.",
-            "back": reverse("web:maintenance"),
-        },
+        seat,
+        name=window.name,
+        consequence=(
+            "Its healthchecks are no longer held during its occurrences; results already recorded keep their flag."
+        ),
+        delete=lambda: services.maintenance_window_delete(window=window),
+        done=f"Deleted the maintenance window {window.name}.",
+        done_url=reverse("web:maintenance"),
+        back_url=reverse("web:maintenance"),
     )
 
 

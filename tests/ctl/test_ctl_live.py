@@ -16,24 +16,15 @@ from django.utils import timezone
 from monitors.models import Healthcheck
 from monitors.secrets import decrypt_headers
 from monitors.services import api_key_create
+from tests.ctl.product_text import PRODUCT_TEXT_FILE
 from uptimy.ctl.cli import main
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
 SECRET = "upt-test-secret-value-4711"
-MONITORS = """\
-monitors:
-  - name: Docs MCP
-    type: mcp
-    target: https://mcp.example.com/mcp
-  - name: Docs MCP tools
-    type: mcp
-    target: https://mcp.example.com/mcp
-    config:
-      requiredTools: [search_docs, read_page]
-      minTools: 2
-      headers:
-        Authorization: "Bearer ${DOCS_MCP_KEY}"
+MONITORS = (
+    PRODUCT_TEXT_FILE
+    + """\
   - name: Homepage
     type: http
     target: https://example.com/
@@ -41,6 +32,7 @@ monitors:
     regions: [eu-west, us-east]
     tags: [web]
 """
+)
 
 
 @pytest.fixture

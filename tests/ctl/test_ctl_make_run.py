@@ -13,21 +13,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.ctl.product_text import PRODUCT_TEXT_FILE
+
 SECRET = "upt-make-run-secret-0815"
-MONITORS = """\
-monitors:
-  - name: Docs MCP
-    type: mcp
-    target: https://mcp.example.com/mcp
-  - name: Docs MCP tools
-    type: mcp
-    target: https://mcp.example.com/mcp
-    config:
-      requiredTools: [search_docs, read_page]
-      minTools: 2
-      headers:
-        Authorization: "Bearer ${DOCS_MCP_KEY}"
-"""
 UPTIMYCTL = str(Path(sys.executable).with_name("uptimyctl"))
 
 
@@ -53,13 +41,13 @@ def test_apply_apply_again_export_and_prune_against_make_run(live_uptimy, tmp_pa
         assert SECRET not in done.stdout + done.stderr
         return done
 
-    (tmp_path / "monitors.yaml").write_text(MONITORS)
+    (tmp_path / "monitors.yaml").write_text(PRODUCT_TEXT_FILE)
     applied = uptimyctl("apply", "-f", "monitors.yaml")
     again = uptimyctl("apply", "-f", "monitors.yaml")
     exported = uptimyctl("export")
     (tmp_path / "exported.yaml").write_text(exported.stdout)
     export_applied = uptimyctl("apply", "-f", "exported.yaml", "--dry-run", "--detailed-exitcode")
-    (tmp_path / "monitors.yaml").write_text(MONITORS.split("  - name: Docs MCP tools")[0])
+    (tmp_path / "monitors.yaml").write_text(PRODUCT_TEXT_FILE.split("  - name: Docs MCP tools")[0])
     pruned = uptimyctl("apply", "-f", "monitors.yaml", "--prune")
     listed = uptimyctl("get", "monitors", "-o", "json")
 

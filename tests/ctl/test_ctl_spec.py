@@ -7,22 +7,8 @@ import textwrap
 
 import pytest
 
+from tests.ctl.product_text import PRODUCT_TEXT_FILE
 from uptimy.ctl.spec import MASK, SpecInvalid, load
-
-PRODUCT_TEXT_FILE = """\
-monitors:
-  - name: Docs MCP
-    type: mcp
-    target: https://mcp.example.com/mcp
-  - name: Docs MCP tools
-    type: mcp
-    target: https://mcp.example.com/mcp
-    config:
-      requiredTools: [search_docs, read_page]
-      minTools: 2
-      headers:
-        Authorization: "Bearer ${DOCS_MCP_KEY}"
-"""
 
 
 def problems(text: str, *, env: dict[str, str] | None = None, ci: bool = False) -> list[str]:
