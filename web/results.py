@@ -45,6 +45,7 @@ def response_time(ms: float | None, kind: str) -> float | None:
 class Tool:
     name: str
     required_inputs: tuple[str, ...] = ()
+    description: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +128,7 @@ def view_of_outcome(outcome: ProbeOutcome) -> ResultView:
         signin_server=outcome.signin_server or "",
         transport=outcome.transport.value if outcome.transport else "",
         tool_count=outcome.tool_count,
-        tools=tuple(Tool(tool.name, tool.required_inputs) for tool in outcome.tools),
+        tools=tuple(Tool(tool.name, tool.required_inputs, tool.description) for tool in outcome.tools),
         missing_tools=outcome.missing_tools,
         timings={
             "dns": timings.dns_ms,
@@ -139,8 +140,16 @@ def view_of_outcome(outcome: ProbeOutcome) -> ResultView:
     )
 
 
-def view_of_result(result: ProbeResult, tools: Sequence[Mapping[str, Any]] = ()) -> ResultView:
-    """Return a stored result as the page shows it; ``tools`` is its tool list (ToolList.tools)."""
+def view_of_result(
+    result: ProbeResult,
+    tools: Sequence[Mapping[str, Any]] = (),
+    descriptions: Mapping[str, str | None] | None = None,
+) -> ResultView:
+    """Return a stored result as the page shows it; ``tools`` is its tool list (ToolList.tools).
+
+    ``descriptions`` are the tools' descriptions by name, from the check's current tool list
+    version (the stored result keeps names and required inputs only).
+    """
     return ResultView(
         status=result.status,
         kind=result.kind,
@@ -153,7 +162,7 @@ def view_of_result(result: ProbeResult, tools: Sequence[Mapping[str, Any]] = ())
         signin_server=result.signin_server,
         transport=result.transport,
         tool_count=result.tool_count,
-        tools=tuple(_tool(tool) for tool in tools),
+        tools=tuple(_tool(tool, descriptions or {}) for tool in tools),
         missing_tools=tuple(result.missing_tools or ()),
         timings={"dns": result.dns_ms, "tcp": result.tcp_ms, "tls": result.tls_ms, "ttfb": result.ttfb_ms},
         total_ms=result.total_ms,
@@ -161,7 +170,8 @@ def view_of_result(result: ProbeResult, tools: Sequence[Mapping[str, Any]] = ())
     )
 
 
-def _tool(stored: Mapping[str, Any]) -> Tool:
-    """Return one tool of a stored tool list (``{"name": …, "required_inputs": […]}``)."""
+def _tool(stored: Mapping[str, Any], descriptions: Mapping[str, str | None]) -> Tool:
+    """Return one tool of a stored tool list (``{"name": …, "required_inputs": […]}``) with its description."""
     inputs = stored.get("required_inputs") or []
-    return Tool(str(stored.get("name", "")), tuple(str(name) for name in inputs))
+    name = str(stored.get("name", ""))
+    return Tool(name, tuple(str(item) for item in inputs), descriptions.get(name))

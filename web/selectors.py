@@ -267,7 +267,9 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         if newest.tool_digest:
             tool_list = ToolList.objects.filter(healthcheck=healthcheck, digest=newest.tool_digest).first()
             tools = list(tool_list.tools) if tool_list is not None else []
-        latest = view_of_result(newest, tools)
+        version = selectors.tool_list_latest(healthcheck_id=healthcheck.id) if tools else None
+        descriptions = {tool.name: tool.description for tool in version.tools} if version else {}
+        latest = view_of_result(newest, tools, descriptions)
     changes = list(healthcheck.status_changes.all()[:STATUS_CHANGES_SHOWN])
     start = now - CHART_SPANS.get(span, CHART_SPANS["24h"])
     # One point per hour: the median response time of the hour, averaged over the regions.

@@ -8,7 +8,15 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from monitors.models import Healthcheck, Membership, ProbeResult, Region, RegionState, ToolList
+from monitors.models import (
+    Healthcheck,
+    Membership,
+    ProbeResult,
+    Region,
+    RegionState,
+    ToolList,
+    ToolListVersion,
+)
 from monitors.secrets import MASK, decrypt_headers
 
 pytestmark = pytest.mark.django_db
@@ -328,6 +336,25 @@ def test_the_healthcheck_page_names_the_mcp_result_fields(owner, org, make_check
     ]:
         assert f"<dt>{label}</dt>" in page
         assert value in page
+
+
+def test_the_healthcheck_page_lists_each_tool_with_its_description(owner, org, make_check):
+    healthcheck = make_check(org)
+    tools = [{"name": "search_docs", "required_inputs": ["q"]}]
+    ToolList.objects.create(healthcheck=healthcheck, digest="d1", tools=tools, first_seen_at=timezone.now())
+    ToolListVersion.objects.create(
+        healthcheck=healthcheck,
+        digest="v1",
+        tools=[{**tools[0], "description": "Search the <docs> by keyword"}],
+        tool_count=1,
+        first_seen_at=timezone.now(),
+        current_since=timezone.now(),
+    )
+    _result(healthcheck, tool_count=1, tool_digest="d1")
+
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+
+    assert "<code>search_docs</code> Search the &lt;docs&gt; by keyword" in page
 
 
 def test_the_request_breakdown_is_a_bar_in_proportion(owner, org, make_check):
