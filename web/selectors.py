@@ -200,7 +200,8 @@ class HealthcheckPage:
     # Floored percentages as text, monitors.uptime's definition (the runs and p95 above are the rollups').
     percent_24h: str | None
     percent_30d: str | None
-    chart_points: list[tuple[datetime, float]]
+    # The hourly median response times by region slug, each region its own chart.
+    chart_points: dict[str, list[tuple[datetime, float]]]
     # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of, a fixed six queries).
     scorecard: ScorecardView | None = None
 
@@ -272,18 +273,17 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         latest = view_of_result(newest, tools, descriptions)
     changes = list(healthcheck.status_changes.all()[:STATUS_CHANGES_SHOWN])
     start = now - CHART_SPANS.get(span, CHART_SPANS["24h"])
-    # One point per hour: the median response time of the hour, averaged over the regions.
-    by_hour: dict[datetime, list[float]] = {}
-    for moment, median in (
+    # One series per region: the median response time of each hour the region measured.
+    chart_points: dict[str, list[tuple[datetime, float]]] = {}
+    for region_slug, moment, median in (
         Rollup.objects.filter(
             healthcheck=healthcheck, period=Rollup.Period.HOUR, start__gte=start, p50_ms__isnull=False
         )
-        .order_by("start")
-        .values_list("start", "p50_ms")
+        .order_by("region__slug", "start")
+        .values_list("region__slug", "start", "p50_ms")
     ):
         if median is not None:
-            by_hour.setdefault(moment, []).append(median)
-    points = [(moment, sum(values) / len(values)) for moment, values in by_hour.items()]
+            chart_points.setdefault(region_slug, []).append((moment, median))
     figures = selectors.availability_over(healthchecks=[healthcheck], spans=UPTIME_SPANS, now=now)[
         healthcheck.id
     ]
@@ -306,7 +306,7 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         ],
         percent_24h=figures["24h"].percent,
         percent_30d=figures["30d"].percent,
-        chart_points=points,
+        chart_points=chart_points,
         scorecard=scorecard_view(selectors.scorecard_of(healthcheck=healthcheck, now=now), now=now)
         if healthcheck.type == MCP.number
         else None,

@@ -380,14 +380,18 @@ def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> Http
     if span not in web_selectors.CHART_SPANS:
         span = "24h"
     page = web_selectors.healthcheck_page(healthcheck=healthcheck, now=timezone.now(), span=span)
-    chart: SafeString = mark_safe(  # noqa: S308  # the renderer escapes every text it writes
-        response_time_svg(healthcheck.name, page.chart_points, time_zone="UTC")
-    )
+    # One chart per region (a region that measured nothing in the span has none; no region: one "No data").
+    charts: list[SafeString] = [
+        mark_safe(  # noqa: S308  # the renderer escapes every text it writes
+            response_time_svg(f"{healthcheck.name} from {region}", points, time_zone="UTC")
+        )
+        for region, points in (page.chart_points.items() or [("every region", [])])
+    ]
     context = {
         "seat": seat,
         "page": page,
         "hc": healthcheck,
-        "chart": chart,
+        "charts": charts,
         "span": span,
         "spans": web_selectors.CHART_SPANS,
     }

@@ -457,8 +457,23 @@ def test_the_chart_span_is_read_from_the_query(owner, org, make_check):
     )
     day = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").context["page"]
     week = owner.get(f"/app/healthchecks/{healthcheck.public_id}/?span=7d").context["page"]
-    assert day.chart_points == []
-    assert [ms for _, ms in week.chart_points] == [80]
+    assert day.chart_points == {}
+    assert [ms for _, ms in week.chart_points["eu-west"]] == [80]
+
+
+def test_each_region_gets_its_own_response_time_chart(owner, org, make_check):
+    healthcheck = make_check(org)
+    hour = timezone.now().replace(minute=0, second=0, microsecond=0) - timedelta(hours=1)
+    for slug, median in (("eu-west", 80), ("us-east", 240)):
+        healthcheck.rollups.create(
+            region=Region.objects.get(slug=slug), period="hour", start=hour, runs=1, failures=0, p50_ms=median
+        )
+
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+
+    assert f"{healthcheck.name} from eu-west: response time" in page
+    assert f"{healthcheck.name} from us-east: response time" in page
+    assert "average 240 ms" in page
 
 
 def _queries_for_dashboard(owner) -> int:
