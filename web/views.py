@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -92,7 +93,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
             messages.success(request, f"Welcome to {membership.organization.name}, as {membership.role}.")
-            return redirect("web:dashboard")
+            return redirect(_next_or_dashboard(request))
     elif request.method == "POST" and form.is_valid():
         user, organization = services.organization_sign_up(
             email=form.cleaned_data["email"],
@@ -102,11 +103,19 @@ def signup(request: HttpRequest) -> HttpResponse:
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         request.session[SESSION_ORGANIZATION] = str(organization.public_id)
         messages.success(request, f"Welcome to Uptimy. {organization.name} is on the free plan.")
-        return redirect("web:dashboard")
+        return redirect(_next_or_dashboard(request))
     status = 400 if request.method == "POST" else 200
-    return render(
-        request, "web/accounts/signup.html", {"form": form, "invitation": invitation}, status=status
+    context = {"form": form, "invitation": invitation, "next": request.GET.get("next", "")}
+    return render(request, "web/accounts/signup.html", context, status=status)
+
+
+def _next_or_dashboard(request: HttpRequest) -> str:
+    """Return where a new account goes: ``?next=`` when it is on this host (an assistant's consent screen), else the dashboard."""
+    target = request.GET.get("next", "")
+    safe = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     )
+    return target if target and safe else reverse("web:dashboard")
 
 
 def _live_invitation(token: str) -> Invitation | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -73,6 +74,33 @@ def test_sign_up_creates_an_organization_on_the_free_plan_owned_by_the_new_user(
     assert membership.organization.slug == "acme-docs"
     assert membership.organization.plan.slug == "free"
     assert browser.get("/app/").status_code == 200
+
+
+CONSENT = "/oauth/authorize/?client_id=abc&response_type=code"
+
+
+@pytest.mark.parametrize(
+    ("next_url", "lands_on"),
+    [
+        (CONSENT, CONSENT),  # an assistant's consent screen, which sent the new user to sign in
+        ("https://evil.example/steal", "/app/"),  # another host: never followed
+        ("", "/app/"),
+    ],
+)
+def test_sign_up_goes_on_to_next_only_on_this_host(next_url, lands_on):
+    answer = Client().post(
+        "/app/signup/?" + urlencode({"next": next_url}),
+        {"email": "e@example.com", "organization": "E", "password1": PASSWORD, "password2": PASSWORD},
+    )
+
+    assert answer.status_code == 302
+    assert answer["Location"] == lands_on
+
+
+def test_the_sign_in_page_s_sign_up_link_keeps_next():
+    page = Client().get("/app/login/?" + urlencode({"next": CONSENT})).content.decode()
+
+    assert 'href="/app/signup/?next=/oauth/authorize/%3Fclient_id%3Dabc%26response_type%3Dcode"' in page
 
 
 def test_sign_up_with_a_taken_organization_name_gets_a_slug_of_its_own(org):
