@@ -710,38 +710,52 @@ def safety_hints(tools: ToolList | None) -> CheckResult:
 
 def fast_p50(window: LatencyWindow | None) -> CheckResult:
     """(6) The median successful connection-and-discovery time is 1 s or less, over at least 5 samples in 7 days."""
-    if window is None or window.samples < FAST_SAMPLES:
-        samples = window.samples if window else 0
-        return _unmeasured(
-            6,
-            window.observed_at if window else None,
-            f"{_count(samples, 'successful sample')} in 7 days; 5 needed",
-            samples=samples,
-        )
-    evidence = {"samples": window.samples, "within_1s": window.within_1s, "p50_ms": window.p50_ms}
-    if window.within_1s >= math.ceil(window.samples / 2):
-        return _passed(
-            6, window.observed_at, f"The median of {window.samples} samples is 1 s or less", **evidence
-        )
-    return _failed(6, window.observed_at, f"The median of {window.samples} samples is over 1 s", **evidence)
+    within = window.within_1s if window else 0
+    return _latency_check(
+        6, window, within, percentile=50, minimum=FAST_SAMPLES, limit="1 s", key="within_1s"
+    )
 
 
 def consistent_p95(window: LatencyWindow | None) -> CheckResult:
     """(7) The p95 successful connection-and-discovery time is 3 s or less, over at least 20 samples in 7 days."""
-    if window is None or window.samples < CONSISTENT_SAMPLES:
+    within = window.within_3s if window else 0
+    return _latency_check(
+        7, window, within, percentile=95, minimum=CONSISTENT_SAMPLES, limit="3 s", key="within_3s"
+    )
+
+
+def _latency_check(
+    number: int,
+    window: LatencyWindow | None,
+    within: int,
+    *,
+    percentile: int,
+    minimum: int,
+    limit: str,
+    key: str,
+) -> CheckResult:
+    """Judge a nearest-rank percentile against ``limit``: it holds when ceil(p·n/100) samples are within it."""
+    name = "median" if percentile == 50 else f"p{percentile}"
+    if window is None or window.samples < minimum:
         samples = window.samples if window else 0
         return _unmeasured(
-            7,
+            number,
             window.observed_at if window else None,
-            f"{_count(samples, 'successful sample')} in 7 days; 20 needed",
+            f"{_count(samples, 'successful sample')} in 7 days; {minimum} needed",
             samples=samples,
         )
-    evidence = {"samples": window.samples, "within_3s": window.within_3s, "p95_ms": window.p95_ms}
-    if window.within_3s >= math.ceil(window.samples * 95 / 100):
+    figure = window.p50_ms if percentile == 50 else window.p95_ms
+    evidence = {"samples": window.samples, key: within, f"p{percentile}_ms": figure}
+    if within >= math.ceil(window.samples * percentile / 100):
         return _passed(
-            7, window.observed_at, f"The p95 of {window.samples} samples is 3 s or less", **evidence
+            number,
+            window.observed_at,
+            f"The {name} of {window.samples} samples is {limit} or less",
+            **evidence,
         )
-    return _failed(7, window.observed_at, f"The p95 of {window.samples} samples is over 3 s", **evidence)
+    return _failed(
+        number, window.observed_at, f"The {name} of {window.samples} samples is over {limit}", **evidence
+    )
 
 
 def reliable(counts: AttemptCounts | None) -> CheckResult:
