@@ -15,11 +15,13 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
+from rest_framework.exceptions import ParseError
 from starlette.types import ASGIApp
 
 from mcpserver import tools
 from mcpserver.auth import Grant
 from mcpserver.endpoint import GRANT_KEY, PATH, McpEndpoint
+from monitors.api.parsers import body_errors
 from signin.discovery import public_base_for
 
 INSTRUCTIONS = (
@@ -78,6 +80,7 @@ def _refusals_as_errors(fn: Callable[_P, _R]) -> Callable[_P, _R]:
 
     @wraps(fn)
     def call(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        _refuse_unstorable_text({name: _plain(value) for name, value in kwargs.items() if name != "ctx"})
         close_old_connections()
         try:
             return fn(*args, **kwargs)
@@ -87,6 +90,29 @@ def _refusals_as_errors(fn: Callable[_P, _R]) -> Callable[_P, _R]:
             close_old_connections()
 
     return call
+
+
+def _plain(value: Any) -> Any:
+    """Return a tool argument as plain JSON values (the SDK hands typed arguments over as pydantic models)."""
+    if isinstance(value, BaseModel):
+        return value.model_dump()
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
+def _refuse_unstorable_text(arguments: dict[str, Any]) -> None:
+    """Refuse arguments holding text no column can store (NUL, lone surrogates), as the REST API's bodies are.
+
+    The REST API refuses them in its body parser; tool arguments come through the SDK, not that
+    parser, so the same check (``body_errors``) runs here before any tool reads the database.
+    """
+    try:
+        errors = body_errors(arguments)
+    except ParseError as too_deep:
+        raise ToolError(str(too_deep.detail)) from None
+    if errors:
+        raise ToolError(" ".join(f"{path}: {' '.join(messages)}" for path, messages in errors.items()))
 
 
 def build_server() -> MCPServer:

@@ -187,6 +187,42 @@ def test_headers_next_to_the_list_are_refused_through_the_sdk_client(live_uptimy
     assert "https://h.example.com/mcp" not in [m["url"] for m in listed["monitors"]]
 
 
+@pytest.mark.parametrize(
+    ("tool", "arguments", "says"),
+    [
+        ("add_monitors", {"monitors": [{"url": "https://n.example.com/mcp", "name": "Do\x00cs"}]}, "NUL"),
+        ("get_monitor", {"monitor": "a\x00b"}, "NUL"),
+    ],
+)
+def test_text_no_column_can_store_is_refused_before_any_tool_runs(live_uptimy, tool, arguments, says):
+    failed, words = call(live_uptimy, tool, arguments)
+
+    assert failed
+    assert says in words
+    _, listed = call(live_uptimy, "list_monitors", {})
+    assert "https://n.example.com/mcp" not in [m["url"] for m in listed["monitors"]]
+
+
+def test_a_lone_surrogate_is_refused_as_a_parse_error_and_nothing_is_added(live_uptimy):
+    # Sent as raw JSON: the SDK client itself can't encode a lone surrogate, a hostile client can.
+    body = (
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add_monitors", "arguments": '
+        '{"monitors": [{"url": "https://n.example.com/mcp", "name": "Do\\ud800cs"}]}}}'
+    )
+    answer = httpx.post(
+        live_uptimy.mcp_url,
+        content=body,
+        headers={**ACCEPT, "Content-Type": "application/json", "Authorization": f"Bearer {live_uptimy.key}"},
+        timeout=30,
+    )
+
+    # The SDK's JSON parser refuses the escape itself: the request never reaches a tool.
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == -32700
+    _, listed = call(live_uptimy, "list_monitors", {})
+    assert "https://n.example.com/mcp" not in [m["url"] for m in listed["monitors"]]
+
+
 def test_a_read_only_key_reads_but_cannot_add(live_uptimy):
     read_only = live_uptimy.create_key(read_only=True)
 
