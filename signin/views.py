@@ -42,8 +42,6 @@ NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 def _metadata(document: dict[str, Any]) -> JsonResponse:
     response = JsonResponse(document)
-    # Browser-based clients (the MCP Inspector) read these documents from another origin.
-    response["Access-Control-Allow-Origin"] = "*"
     response["Cache-Control"] = "public, max-age=300"
     return response
 

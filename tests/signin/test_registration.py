@@ -202,3 +202,13 @@ def test_registrations_are_limited_per_address(db, settings):
     assert 0 < int(refused["Retry-After"]) <= 3600
     assert register(GOOD, REMOTE_ADDR="203.0.113.10").status_code == 201
     assert get_application_model().objects.count() == 4
+
+
+def test_a_limit_of_zero_closes_registration(db, settings):
+    settings.UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR = 0
+
+    refused = register(GOOD)
+
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) == 3600
+    assert not get_application_model().objects.exists()
