@@ -133,6 +133,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    if env.bool("UPTIMY_DB_POOL", default=False):
+        # The web process (uptimy/asgi.py turns this on) runs each request on a thread of its
+        # own, so it cannot keep a connection per thread; a pool hands each request a connection
+        # already open instead of a new PostgreSQL backend (a fork and a login) every time.
+        DB_POOL_SIZE = env.int("UPTIMY_DB_POOL_SIZE", default=10)
+        if DB_POOL_SIZE < 1:
+            raise ImproperlyConfigured(f"UPTIMY_DB_POOL_SIZE must be at least 1, not {DB_POOL_SIZE}")
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool replaces persistent connections
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": DB_POOL_SIZE,
+            # A request waits this long for a connection when all are taken, then fails.
+            "timeout": 20,
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
