@@ -41,9 +41,14 @@ ROBOTS_AGENT = "Uptimy"
 
 @dataclass(frozen=True, slots=True)
 class RobotsRules:
-    """One origin's robots.txt as Uptimy reads it; no text (no file, or no usable answer) allows everything."""
+    """One origin's robots.txt as Uptimy reads it; no text (no file, or no usable answer) allows everything.
+
+    ``answered``: False when the host gave no usable answer (a 5xx, a timeout, a refused
+    address): kept a shorter while, so a passing fault does not stand for a day.
+    """
 
     text: str = ""
+    answered: bool = True
     _parser: RobotFileParser = field(default_factory=RobotFileParser, compare=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -65,7 +70,10 @@ class RobotsRules:
         return applied_delay(self.crawl_delay)
 
 
-ALLOW_ALL = RobotsRules()
+NO_FILE = RobotsRules()
+UNANSWERED = RobotsRules(answered=False)
+# How long an unanswered robots.txt is kept at most before it is asked again.
+UNANSWERED_TTL = 3600.0
 
 
 def applied_delay(crawl_delay: float | None) -> float:
@@ -97,8 +105,9 @@ async def fetch_robots(
 ) -> RobotsRules:
     """Return the rules of the robots.txt of ``url``'s origin, read through the engine's address guard.
 
-    Anything but a 2xx answer within ``timeout`` allows everything (see the module docstring);
-    a body over 500 KiB is cut there, as Google does.
+    Anything but a 2xx answer within ``timeout`` allows everything (see the module docstring): a
+    4xx as the host's own word, anything else as :data:`UNANSWERED`; a body over 500 KiB is cut
+    there, as Google does.
     """
     loop = asyncio.get_running_loop()
     conn = Connection(
@@ -119,12 +128,12 @@ async def fetch_robots(
                     continue
                 if not 200 <= response.status_code < 300:
                     await conn.discard(response)
-                    return ALLOW_ALL
+                    return NO_FILE if 400 <= response.status_code < 500 else UNANSWERED
                 body = await _read_capped(response)
                 return RobotsRules(storable(body.decode("utf-8", errors="replace")))
-            return ALLOW_ALL
+            return UNANSWERED
     except (CheckFailed, WireError, TimeoutError, httpx.InvalidURL, UnicodeError):
-        return ALLOW_ALL
+        return UNANSWERED
     finally:
         await conn.aclose()
 
@@ -143,7 +152,7 @@ async def _read_capped(response: Response) -> bytes:
 
 
 class RobotsCache:
-    """Keep each origin's rules for ``ttl`` seconds; one fetch per origin at a time, however many probes ask.
+    """Keep each origin's rules for ``ttl`` seconds (an unanswered one at most an hour); one fetch per origin at a time.
 
     ``fetch`` is a coroutine function of a URL (any of the origin's) returning its rules;
     ``clock`` a monotonic clock. At most ``max_origins`` are kept: the expired go first, then the oldest.
@@ -195,5 +204,6 @@ class RobotsCache:
                 del self._rules[stale]
             while len(self._rules) >= self._max:
                 del self._rules[next(iter(self._rules))]
+        ttl = self._ttl if rules.answered else min(self._ttl, UNANSWERED_TTL)
         self._rules.pop(key, None)
-        self._rules[key] = (now + self._ttl, rules)
+        self._rules[key] = (now + ttl, rules)

@@ -75,6 +75,7 @@ class Site:
     replies: dict[str, Reply] = field(default_factory=dict)
     seen: list[Seen] = field(default_factory=list)
     gate: Gate = field(default_factory=Gate)
+    hung: threading.Event = field(default_factory=threading.Event)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def reply(self, method: str, path: str, default: Reply) -> Reply:
@@ -99,6 +100,10 @@ def serve(site: Site, *addresses: str) -> Iterator[list[str]]:
             path = self.path
             with site.lock:
                 site.seen.append(Seen(host, self.command, path, self.headers.get("User-Agent", "")))
+            if path == "/hang":
+                # Never answers while the test runs: the probe's own timeout ends it.
+                site.hung.wait(WAIT)
+                return
             if self.command == "POST":
                 site.gate.enter(host.rsplit(":", 1)[0])
                 try:
@@ -135,6 +140,7 @@ def serve(site: Site, *addresses: str) -> Iterator[list[str]]:
         ]
     finally:
         site.gate.open()
+        site.hung.set()
         for server in servers:
             server.shutdown()
             server.server_close()

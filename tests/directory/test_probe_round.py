@@ -149,10 +149,13 @@ def test_hostile_answers_fail_only_their_own_probe():
         }
     )
     with serve(site, "127.0.0.1") as (url,):
-        work = targets(f"{url}/huge", f"{url}/nul", f"{url}/deep", f"{url}/named", "ftp://127.0.0.1/mcp")
-        done = {probe.target.url: probe for probe in run_round(work, per_host=5)}
+        work = targets(
+            f"{url}/huge", f"{url}/nul", f"{url}/deep", f"{url}/named", f"{url}/hang", "ftp://127.0.0.1/mcp"
+        )
+        done = {probe.target.url: probe for probe in run_round(work, per_host=6, timeout=1.0)}
 
     assert done[f"{url}/huge"].outcome.kind is FailureKind.TOO_LARGE
+    assert done[f"{url}/hang"].outcome.kind is FailureKind.TIMEOUT
     for path in ("/nul", "/deep"):
         assert done[f"{url}{path}"].outcome.tool_count is None
         assert done[f"{url}{path}"].outcome.kind is not None
