@@ -1158,14 +1158,19 @@ def _attempt_of_row(row: Mapping[str, Any]) -> scorecard.Attempt:
 
 
 def _resource_metadata(row: Mapping[str, Any], endpoint: str) -> scorecard.ResourceMetadata | None:
-    """Return what the latest attempt's sign-in discovery tells of the protected-resource metadata.
+    """Return what the latest result's sign-in discovery tells of the protected-resource metadata."""
+    return resource_metadata_of(discovery=row["signin_discovery"], endpoint=endpoint, at=row["checked_at"])
+
+
+def resource_metadata_of(*, discovery: str, endpoint: str, at: datetime) -> scorecard.ResourceMetadata | None:
+    """Return what an attempt's sign-in discovery (its stored SigninDiscovery value) tells of the metadata.
 
     The engine records how it found sign-in: by the RFC 9728 metadata (which answered with a JSON
     object naming the resource), or by the 2025-03-26 fallback, taken only when no such metadata
     answered. Nothing recorded (no discovery, or one that failed): None, not measured. The URL
-    shown is the metadata's address for the endpoint, where RFC 9728 puts it.
+    shown is the metadata's address for the endpoint, where RFC 9728 puts it. The directory's
+    probes are read with it too.
     """
-    discovery = row["signin_discovery"]
     if discovery not in (SigninDiscovery.RESOURCE_METADATA, SigninDiscovery.LEGACY_FALLBACK):
         return None
     found = discovery == SigninDiscovery.RESOURCE_METADATA
@@ -1173,7 +1178,7 @@ def _resource_metadata(row: Mapping[str, Any], endpoint: str) -> scorecard.Resou
         url=_metadata_address(endpoint),
         http_status=200 if found else None,
         json_object=found,
-        fetched_at=row["checked_at"],
+        fetched_at=at,
     )
 
 

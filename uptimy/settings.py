@@ -265,6 +265,26 @@ if UPTIMY_MCP_REGISTRY_SYNC:
         "schedule": 3600.0,
         "options": {"queue": "default"},
     }
+# Directory probing (directory/probing.py): each visible, non-templated remote listing is probed
+# by the MCP engine every UPTIMY_DIRECTORY_PROBE_INTERVAL seconds, at its own stable place in the
+# interval; a round every UPTIMY_DIRECTORY_PROBE_TICK seconds claims at most UPTIMY_DIRECTORY_PROBE_BATCH
+# due listings. At most UPTIMY_DIRECTORY_PROBES_PER_HOST probes of one host and
+# UPTIMY_DIRECTORY_PROBES_IN_FLIGHT in all run at once per worker; a host's robots.txt is kept
+# UPTIMY_DIRECTORY_ROBOTS_TTL seconds. In the beat with UPTIMY_DIRECTORY_PROBES or UPTIMY_MCP_REGISTRY_SYNC.
+UPTIMY_DIRECTORY_PROBES: bool = env.bool("UPTIMY_DIRECTORY_PROBES", default=False)
+UPTIMY_DIRECTORY_PROBE_INTERVAL: float = env.float("UPTIMY_DIRECTORY_PROBE_INTERVAL", default=1800.0)
+UPTIMY_DIRECTORY_PROBE_TICK: float = env.float("UPTIMY_DIRECTORY_PROBE_TICK", default=60.0)
+UPTIMY_DIRECTORY_PROBE_BATCH: int = env.int("UPTIMY_DIRECTORY_PROBE_BATCH", default=500)
+UPTIMY_DIRECTORY_PROBE_TIMEOUT: float = env.float("UPTIMY_DIRECTORY_PROBE_TIMEOUT", default=10.0)
+UPTIMY_DIRECTORY_PROBES_PER_HOST: int = env.int("UPTIMY_DIRECTORY_PROBES_PER_HOST", default=2)
+UPTIMY_DIRECTORY_PROBES_IN_FLIGHT: int = env.int("UPTIMY_DIRECTORY_PROBES_IN_FLIGHT", default=8)
+UPTIMY_DIRECTORY_ROBOTS_TTL: float = env.float("UPTIMY_DIRECTORY_ROBOTS_TTL", default=86400.0)
+if UPTIMY_DIRECTORY_PROBES or UPTIMY_MCP_REGISTRY_SYNC:
+    CELERY_BEAT_SCHEDULE["probe-listings"] = {
+        "task": "directory.probe_listings",
+        "schedule": UPTIMY_DIRECTORY_PROBE_TICK,
+        "options": {"queue": "default"},
+    }
 # GitHub's REST API, asked for the licence of each listed repository (scorecard check 22); a
 # token (no scope needed) raises its limit from 60 to 5,000 requests an hour. Never logged.
 UPTIMY_GITHUB_API_URL: str = env.str("UPTIMY_GITHUB_API_URL", default="https://api.github.com")
