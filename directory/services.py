@@ -11,7 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DataError, IntegrityError, connection, transaction
-from django.db.models import Field, QuerySet
+from django.db.models import F, Field, QuerySet, Value
+from django.db.models.functions import Least
 
 from directory.github import AnswerStatus, GitHubClient, LicenceAnswer, repository_of
 from directory.models import (
@@ -78,6 +79,40 @@ def listings_upsert(*, entries: Iterable[ServerEntry], now: datetime) -> tuple[i
     return stored, refused
 
 
+def _probe_history_follow(*, to: Listing, now: datetime) -> None:
+    """Give a server's new latest version the probe history of its most recently probed other version.
+
+    The scorecard judges a server, not one of its versions: its 30 days of attempts and its tool
+    list's changes (a new version that drops a tool is what check 9 is for) go on across
+    publishes. A version that was probed before (the registry moved latest back to it) keeps its
+    own. The new version is probed at its next slot, or at once: its remote may have moved.
+    """
+    if ListingProbeState.objects.filter(listing=to).exists():
+        return
+    source = (
+        ListingProbeState.objects.filter(listing__name=to.name)
+        .exclude(listing=to)
+        .order_by(F("probed_at").desc(nulls_last=True))
+        .values_list("listing_id", flat=True)
+        .first()
+    )
+    if source is not None:
+        _probe_history_move(from_id=source, to=to, now=now)
+
+
+def _probe_history_move(*, from_id: int, to: Listing, now: datetime) -> None:
+    """Move one listing's probe state, hourly counts, tool list and tool changes to ``to``."""
+    moved = ListingProbeState.objects.filter(listing_id=from_id).update(
+        listing=to, next_probe_at=Least(F("next_probe_at"), Value(now))
+    )
+    if not moved:
+        return
+    ListingProbeHour.objects.filter(listing_id=from_id).update(listing=to)
+    ListingToolChange.objects.filter(listing_id=from_id).update(listing=to)
+    if not ListingToolList.objects.filter(listing=to).exists():
+        ListingToolList.objects.filter(listing_id=from_id).update(listing=to)
+
+
 def _listing_store(entry: ServerEntry, *, now: datetime) -> None:
     listing, _ = Listing.objects.update_or_create(
         name=entry.name,
@@ -108,6 +143,7 @@ def _listing_store(entry: ServerEntry, *, now: datetime) -> None:
     )
     if entry.is_latest:
         Listing.objects.filter(name=entry.name, is_latest=True).exclude(pk=listing.pk).update(is_latest=False)
+        _probe_history_follow(to=listing, now=now)
     listing.remotes.all().delete()
     ListingRemote.objects.bulk_create(
         ListingRemote(
