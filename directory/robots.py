@@ -1,9 +1,10 @@
 """Read a host's robots.txt for directory probing: may Uptimy probe this path, and how long to wait between probes.
 
 Pure asyncio, no Django. The file is fetched through the check engine's own connection layer
-(``probes.connection``: the address guard, pinned addresses, capped bodies), parsed by Python's
-``urllib.robotparser`` (fed with :meth:`~urllib.robotparser.RobotFileParser.parse`, never
-letting it fetch), and kept per origin for a while by :class:`RobotsCache`.
+(``probes.connection``: the address guard, pinned addresses, capped bodies), parsed by Protego
+(Scrapy's RFC 9309 parser: ``*`` and ``$`` in paths, longest match wins, fractional
+Crawl-delay, none of which Python's ``urllib.robotparser`` reads), and kept per origin for a
+while by :class:`RobotsCache`.
 
 What an answer means follows RFC 9309 where it does not hide an outage: a 2xx is the rules,
 a 4xx (no file) allows everything, and so does a 5xx or no answer at all. A host that cannot
@@ -19,9 +20,9 @@ import ssl
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from urllib.robotparser import RobotFileParser
 
 import httpx
+from protego import Protego
 
 from probes.connection import CheckFailed, Connection, redirect_target
 from probes.runner import default_ssl_context
@@ -49,14 +50,14 @@ class RobotsRules:
 
     text: str = ""
     answered: bool = True
-    _parser: RobotFileParser = field(default_factory=RobotFileParser, compare=False, repr=False)
+    _parser: Protego = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._parser.parse(self.text.splitlines())
+        object.__setattr__(self, "_parser", Protego.parse(self.text))
 
     def allows(self, url: str) -> bool:
         """Return whether Uptimy may request ``url`` (its path and query) under these rules."""
-        return self._parser.can_fetch(ROBOTS_AGENT, url)
+        return bool(self._parser.can_fetch(url, ROBOTS_AGENT))
 
     @property
     def crawl_delay(self) -> float | None:

@@ -27,8 +27,8 @@ MCP = "https://mcp.example.com/mcp"
         ("User-agent: uptimy\nCrawl-delay: 1\n\nUser-agent: *\nCrawl-delay: 30\n", 1.0, 1.0),
         # Another crawler's delay is not ours.
         ("User-agent: Googlebot\nCrawl-delay: 5\n", None, 0.0),
-        # Python's robotparser reads whole seconds only: a fraction is no delay.
-        ("User-agent: *\nCrawl-delay: 0.5\n", None, 0.0),
+        # A fraction of a second is read as written (Protego).
+        ("User-agent: *\nCrawl-delay: 0.5\n", 0.5, 0.5),
         ("User-agent: *\nCrawl-delay: soon\n", None, 0.0),
     ],
 )
@@ -71,6 +71,11 @@ def test_the_applied_delay_is_capped_at_2_s(crawl_delay, applied):
         ("User-agent: *\nDisallow:\n", MCP, True),
         ("User-agent: *\nDisallow: /mcp?\n", "https://mcp.example.com/mcp?x=1", False),
         ("\x00\ufffd garbage \n", MCP, True),
+        # RFC 9309: * and $ in paths; the longest matching rule wins.
+        ("User-agent: *\nDisallow: /*.php$\n", MCP, True),
+        ("User-agent: *\nDisallow: /m*p\n", MCP, False),
+        ("User-agent: *\nDisallow: /mcp$\n", "https://mcp.example.com/mcp/sub", True),
+        ("User-agent: *\nDisallow: /\nAllow: /mcp\n", MCP, True),
     ],
 )
 def test_a_path_robots_txt_disallows_for_uptimy_is_not_probed(robots, url, allowed):
