@@ -45,3 +45,13 @@ def stack() -> Iterator[Stack]:
         running.supervise("the end of the module")
     finally:
         running.close()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup() -> None:
+    """Refuse the suite's test database here (this overrides pytest-django's fixture).
+
+    tests/run_suite.py runs these tests beside the rest of the suite, which creates and drops
+    the test database: a second pytest doing the same at once would destroy the first's.
+    """
+    pytest.fail("tests/e2e must not use the suite's database: each stack has a database of its own")
