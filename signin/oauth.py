@@ -55,12 +55,13 @@ class OrganizationValidator(OAuth2Validator):  # type: ignore[misc]  # django-oa
     def _load_application(self, client_id: str, request: Any) -> Any:
         loaded = getattr(request, "client", None)
         if client_id and is_metadata_url(client_id) and getattr(loaded, "client_id", None) != client_id:
-            # The authorization request (grant_type unset) may add a client; the token endpoint,
-            # open to anyone, only refreshes one a user has already seen on the consent screen.
-            at_token_endpoint = bool(request.grant_type)
+            # Only the authorization request (behind the sign-in page) may add a client; the token
+            # and revocation endpoints, open to anyone, only refresh one a user has already seen on
+            # the consent screen, and keep it as it was if its host fails.
+            at_consent = bool(request.response_type) and not request.grant_type
             try:
                 metadata_client_refresh(
-                    client_id=client_id, may_add=not at_token_endpoint, keep_on_failure=at_token_endpoint
+                    client_id=client_id, may_add=at_consent, keep_on_failure=not at_consent
                 )
             except ClientMetadataRefused as refused:
                 raise ClientMetadataError(description=refused.description, request=request) from None

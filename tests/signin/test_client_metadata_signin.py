@@ -183,6 +183,15 @@ def test_the_token_endpoint_never_fetches_a_client_it_has_not_seen(metadata_serv
     assert metadata_server.seen == []
 
 
+def test_the_revocation_endpoint_never_fetches_a_client_it_has_not_seen(metadata_server, client):
+    url = metadata_server.serve_document(PATH)
+
+    client.post("/oauth/revoke/", {"token": "x", "client_id": url})
+
+    assert metadata_server.seen == []
+    assert not get_application_model().objects.filter(client_id=url).exists()
+
+
 def test_a_refresh_keeps_working_when_a_stale_documents_host_fails(assistant, consent, org, metadata_server):
     answer = consent(assistant, assistant.authorize_url(), organization=org)
     tokens = assistant.exchange(redirect_params(answer)["code"]).json()
