@@ -74,8 +74,13 @@ async def _fetch(
     timeout: float,
     nameservers: tuple[str, ...],
 ) -> FetchedDocument:
-    target = httpx.URL(url)
-    host = target.host
+    try:
+        target = httpx.URL(url)
+        host = target.host  # decodes an IDNA name, which may fail
+    except (httpx.InvalidURL, UnicodeError):
+        raise ClientMetadataRefused(
+            "bad_url", "The client_id is not a valid URL (its host name cannot be encoded)."
+        ) from None
     if target.scheme != "https":
         raise ClientMetadataRefused("bad_url", "The client_id must be an https URL.")
     loop = asyncio.get_running_loop()

@@ -129,6 +129,12 @@ def _fetched(client_id: str) -> tuple[Any, int]:
     except ClientMetadataRefused as refused:
         cache.set(key, (refused.reason, refused.description), FAILURE_BACKOFF_SECONDS)
         raise
+    except Exception:
+        # A bug met by one client's hostile answer refuses that client, never the page with a 500.
+        log.exception("Reading the metadata document of client %s failed", client_id)
+        unread = ClientMetadataRefused("unreachable", "Uptimy could not read the client's metadata document.")
+        cache.set(key, (unread.reason, unread.description), FAILURE_BACKOFF_SECONDS)
+        raise unread from None
     return document, freshness_seconds(fetched.cache_control)
 
 

@@ -148,3 +148,11 @@ def test_a_document_naming_another_client_id_is_refused(metadata_server):
     refused = refusal(metadata_server, url)
 
     assert refused.reason == "client_id_mismatch"
+
+
+@pytest.mark.parametrize("url", ["https://xn--zz.example/client", "https://\u2603\u2603-.example/client"])
+def test_a_host_name_that_cannot_be_encoded_is_a_bad_url(metadata_server, url):
+    with pytest.raises(ClientMetadataRefused) as refused:
+        fetch(metadata_server, url)
+
+    assert refused.value.reason == "bad_url"

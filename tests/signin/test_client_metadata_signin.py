@@ -228,3 +228,25 @@ def test_the_consent_form_posts_back_the_metadata_client_id(assistant):
     fields = consent_form_fields(assistant.http.get(assistant.authorize_url()).content.decode())
 
     assert fields["client_id"] == assistant.client_id
+
+
+def test_a_client_id_whose_host_cannot_be_encoded_is_an_error_page_not_a_500(browser, metadata_server):
+    page = browser.get(Assistant(http=browser, client_id="https://xn--zz.example/client").authorize_url())
+
+    assert page.status_code == 400
+    assert "not a valid URL" in page.content.decode()
+
+
+def test_a_bug_reading_one_clients_document_refuses_that_client_not_the_page(
+    browser, metadata_server, monkeypatch
+):
+    def broken(client_id: str, body: bytes) -> None:
+        raise RuntimeError("a parser bug")
+
+    monkeypatch.setattr("signin.services.client_document", broken)
+    assistant = Assistant(http=browser, client_id=metadata_server.serve_document(PATH))
+
+    page = browser.get(assistant.authorize_url())
+
+    assert page.status_code == 400
+    assert "could not read the client&#x27;s metadata document" in page.content.decode()
