@@ -242,6 +242,7 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
             redirect.scheme if redirect.scheme not in ("http", "https", "") else ""
         )
         context["redirect_origin"] = form_action_source(redirect_uri or "")
+        context["client_host"] = metadata_host(context.get("application"))
         return context  # type: ignore[no-any-return]
 
     def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
@@ -266,6 +267,17 @@ def redirect_schemes(application: Any) -> list[str]:
         if scheme and scheme not in schemes:
             schemes.append(scheme)
     return schemes
+
+
+def metadata_host(application: Any) -> str:
+    """Return who publishes a client known by its metadata document (its URL's host), or "" for any other client.
+
+    The draft asks the consent screen to show it: a name is the client's own claim, the host is
+    where Uptimy read it.
+    """
+    if application is None or application.registration_source != application.RegistrationSource.CIMD:
+        return ""
+    return urlsplit(application.client_id).hostname or ""
 
 
 def form_action_source(redirect_uri: str) -> str:

@@ -38,6 +38,7 @@ WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
 UPTIME = "The uptime maths (monitors.uptime) is pure"
 SCORECARD = "The scorecard rules (monitors.scorecard) are pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
+SIGNIN_METADATA = "Sign-in's client metadata rules and fetch are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
 REGISTRY = "The directory's clients (directory.registry, .github) are pure"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -73,6 +74,7 @@ def broken_contracts(report: str) -> list[str]:
             UPTIME,
             SCORECARD,
             REPORTS,
+            SIGNIN_METADATA,
             NO_TESTS,
             CTL,
             REGISTRY,
@@ -107,7 +109,7 @@ def test_the_tree_keeps_every_contract(tree):
         (
             "probes/types.py",
             "import django.conf",
-            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, CTL],
+            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, SIGNIN_METADATA, CTL],
         ),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
@@ -151,6 +153,9 @@ def test_the_tree_keeps_every_contract(tree):
         ("signin/views.py", "import web.access", [FLOORS]),
         ("monitors/selectors.py", "import signin.tokens", [FLOORS]),
         ("statuspages/selectors.py", "import reports.models", [FLOORS]),
+        # A client's metadata document is read and fetched as plain values: a setting or the toolkit breaks it.
+        ("signin/client_metadata.py", "import django.conf", [SIGNIN_METADATA]),
+        ("signin/client_fetch.py", "import oauth2_provider.models", [SIGNIN_METADATA]),
         # uptimyctl is a client of the API: Django, the ORM or the server's settings break it.
         ("uptimy/ctl/plan.py", "import monitors.models", [CTL]),
         ("uptimy/ctl/client.py", "import django.conf", [CTL]),

@@ -327,6 +327,11 @@ UPTIMY_OAUTH_REFRESH_TOKEN_SECONDS: int = env.int("UPTIMY_OAUTH_REFRESH_TOKEN_SE
 # Client registrations (RFC 7591) allowed per client address per hour: registration is open to
 # anyone, as assistants register themselves before their user signs in.
 UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR: int = env.int("UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR", default=20)
+# Client ID Metadata Documents: an assistant whose client_id is an https URL publishes its metadata
+# there, and Uptimy fetches it (through the address guard, UPTIMY_ALLOW_PRIVATE_TARGETS deciding).
+# A PEM bundle of the certificate authorities to trust for that fetch instead of the default roots
+# (a private CA, or the tests' own); empty: the default roots.
+UPTIMY_OAUTH_CLIENT_METADATA_CA_FILE: str = env.str("UPTIMY_OAUTH_CLIENT_METADATA_CA_FILE", default="")
 # The toolkit's own models, named here because migrations that point at them (signin's) resolve
 # these settings by name.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"
