@@ -88,7 +88,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 now=timezone.now(),
             )
         except ServiceError as refused:
-            form.add_error(None, refused.message)
+            form.add_error("email" if refused.field == "email" else None, refused.message)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
@@ -133,17 +133,26 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
     live = _live_invitation(token)
     if live is None:
         return render(request, "web/accounts/invitation.html", {"gone": INVITATION_GONE}, status=404)
+    context: dict[str, Any] = {"invitation": live, "token": token}
+    if request.user.is_authenticated:
+        # Said before the button: the signed-in account may not be the one the link was sent to.
+        context["refused"] = services.invitation_addressee_refusal(
+            invitation=live, email=request.user.email or ""
+        )
     if request.method == "POST":
         if not request.user.is_authenticated:
             return redirect(f"{reverse('web:login')}?next={request.path}")
         try:
             membership = services.invitation_accept(invitation=live, user=request.user, now=timezone.now())
         except ServiceError as refused:
-            return render(request, "web/accounts/invitation.html", {"gone": refused.message}, status=404)
+            if refused.field != "email":
+                return render(request, "web/accounts/invitation.html", {"gone": refused.message}, status=404)
+            context["refused"] = refused.message
+            return render(request, "web/accounts/invitation.html", context, status=403)
         request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
         messages.success(request, f"You joined {membership.organization.name} as {membership.role}.")
         return redirect("web:dashboard")
-    return render(request, "web/accounts/invitation.html", {"invitation": live, "token": token})
+    return render(request, "web/accounts/invitation.html", context)
 
 
 @require_POST
