@@ -665,6 +665,68 @@ def _channel(seat: Seat, public_id: str) -> Channel:
         raise Http404("No such channel.") from None
 
 
+def _channel_edit_page(
+    request: HttpRequest, seat: Seat, channel: Channel, form: channel_form.ChannelForm, *, status: int = 200
+) -> HttpResponse:
+    context = {
+        "seat": seat,
+        "channel": channel,
+        "form": form,
+        "kind_name": channel_form.KIND_NAMES.get(channel.kind, channel.kind),
+        "secret_names": channel_form.secret_names(channel.kind),
+    }
+    response = render(request, "web/settings/channel_edit.html", context, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def channel_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Show a channel's form, secrets masked (GET); change it as ``PUT /api/v1/channels/{id}/`` does (POST)."""
+    channel = _channel(seat, public_id)
+    shown = ChannelSerializer(channel).data["config"]
+    if request.method != "POST":
+        form = channel_form.form_of(channel, shown)
+        if shown is None:
+            form.errors["non_field_errors"] = [CHANNEL_UNREADABLE]
+        return _channel_edit_page(request, seat, channel, form)
+    form = channel_form.edited_form(channel, request.POST)
+    serializer = ChannelWriteSerializer(data=channel_form.edit_body(form, shown))
+    if not form.errors and not serializer.is_valid():
+        form.add_errors(serializer.errors)
+    if form.errors:
+        return _channel_edit_page(request, seat, channel, form, status=400)
+    data = serializer.validated_data
+    try:
+        saved = alert_services.channel_change(
+            channel=channel,
+            now=timezone.now(),
+            name=data["name"],
+            config=data["config"],
+            enabled=data["enabled"],
+        )
+    except ServiceError as refused:
+        form.add_errors({refused.field: [refused.message]})
+    except SecretUnreadable:
+        form.add_errors({"non_field_errors": [CHANNEL_UNREADABLE]})
+    if form.errors:
+        channel.refresh_from_db()
+        return _channel_edit_page(request, seat, channel, form, status=400)
+    messages.success(request, f"Saved {saved.channel.name}.")
+    if saved.test is not None:
+        if saved.test.ok:
+            messages.success(request, "Enabled again: the test alert it was sent arrived.")
+        else:
+            messages.error(
+                request, f"Enabled again, but the test alert it was sent did not arrive: {saved.test.error}"
+            )
+    return redirect("web:channels")
+
+
+CHANNEL_UNREADABLE = "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+
+
 @require_POST
 @member_view()
 def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
@@ -675,9 +737,7 @@ def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
     except ServiceError as refused:
         messages.error(request, refused.message)
     except SecretUnreadable:
-        messages.error(
-            request, "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
-        )
+        messages.error(request, CHANNEL_UNREADABLE)
     else:
         if attempt.ok:
             messages.success(request, f"Sent {channel.name} a test alert; it arrived.")
