@@ -64,6 +64,7 @@ urlpatterns = [
     path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
     path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
     path("settings/maintenance/", views.maintenance, name="maintenance"),
+    path("settings/maintenance/<uuid:public_id>/", views.maintenance_edit, name="maintenance-edit"),
     path(
         "settings/maintenance/<uuid:public_id>/delete/", views.maintenance_delete, name="maintenance-delete"
     ),

@@ -825,14 +825,61 @@ def maintenance(request: HttpRequest, seat: Seat) -> HttpResponse:
     return redirect("web:maintenance")
 
 
+def _window(seat: Seat, public_id: str) -> MaintenanceWindow:
+    """Return the organization's maintenance window; another organization's (or none) is a 404."""
+    try:
+        return selectors.maintenance_windows_of(organization=seat.organization).get(public_id=public_id)
+    except (MaintenanceWindow.DoesNotExist, ValueError):
+        raise Http404("No such maintenance window.") from None
+
+
+def _maintenance_edit_page(
+    request: HttpRequest,
+    seat: Seat,
+    window: MaintenanceWindow,
+    values: dict[str, Any],
+    errors: dict[str, list[str]] | None = None,
+) -> HttpResponse:
+    context = {
+        "seat": seat,
+        "window": window,
+        "values": values,
+        "errors": errors or {},
+        "healthchecks": list(
+            selectors.healthchecks_of(organization=seat.organization)
+            .order_by("name")
+            .values_list("public_id", "name")
+        ),
+    }
+    return render(request, "web/settings/maintenance_edit.html", context, status=400 if errors else 200)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def maintenance_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Show a window's form (GET); change it as ``PUT /api/v1/maintenance-windows/{id}/`` does (POST)."""
+    window = _window(seat, public_id)
+    if request.method != "POST":
+        return _maintenance_edit_page(request, seat, window, maintenance_form.values_of(window))
+    values = maintenance_form.typed(request.POST)
+    serializer = MaintenanceWindowSerializer(window, data=maintenance_form.edit_body(values))
+    if not serializer.is_valid():
+        return _maintenance_edit_page(request, seat, window, values, field_errors(serializer.errors))
+    try:
+        services.maintenance_window_update(
+            window=window, changes=serializer.to_service_changes(), partial=False
+        )
+    except ServiceError as refused:
+        return _maintenance_edit_page(request, seat, window, values, {refused.field: [refused.message]})
+    messages.success(request, f"Saved the maintenance window {window.name}.")
+    return redirect("web:maintenance")
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 @member_view()
 def maintenance_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Ask to confirm (GET), then delete the window (POST)."""
-    try:
-        window = selectors.maintenance_windows_of(organization=seat.organization).get(public_id=public_id)
-    except (MaintenanceWindow.DoesNotExist, ValueError):
-        raise Http404("No such maintenance window.") from None
+    window = _window(seat, public_id)
     return confirm_delete(
         request,
         seat,
