@@ -77,6 +77,25 @@ urlpatterns = [
         pages.component_remove,
         name="status-page-component-remove",
     ),
+    path(
+        "status-pages/<uuid:public_id>/components/<uuid:component_id>/group/",
+        pages.component_group_set,
+        name="status-page-component-group",
+    ),
+    path("status-pages/<uuid:public_id>/groups/", pages.group_add, name="status-page-group-add"),
+    path(
+        "status-pages/<uuid:public_id>/groups/<uuid:group_id>/remove/",
+        pages.group_remove,
+        name="status-page-group-remove",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/subscribers/", pages.subscriber_add, name="status-page-subscriber-add"
+    ),
+    path(
+        "status-pages/<uuid:public_id>/subscribers/<uuid:subscriber_id>/remove/",
+        pages.subscriber_remove,
+        name="status-page-subscriber-remove",
+    ),
     path("status-pages/<uuid:public_id>/incidents/", pages.incident_add, name="status-page-incident-add"),
     path(
         "status-pages/<uuid:public_id>/incidents/<uuid:incident_id>/updates/",
