@@ -52,7 +52,7 @@ KIND_FIELDS: dict[str, tuple[ChannelField, ...]] = {
         ChannelField("url", "Apprise URL", "Such as slack://… or discord://…", secret=True),
     ),
 }
-KIND_NAMES = {
+KIND_NAMES: dict[str, str] = {
     Channel.Kind.EMAIL: "Email",
     Channel.Kind.WEBHOOK: "Webhook",
     Channel.Kind.PAGERDUTY: "PagerDuty",
