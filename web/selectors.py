@@ -201,7 +201,8 @@ class HealthcheckPage:
     percent_30d: str | None
     # The hourly median response times by region slug, each region its own chart.
     chart_points: dict[str, list[tuple[datetime, float]]]
-    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of, a fixed six queries).
+    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of: four queries of its own, its
+    # latest attempt and tool list version shared with the page's reads).
     scorecard: ScorecardView | None = None
 
 
