@@ -283,3 +283,13 @@ def test_a_viewer_sees_a_channel_s_form_but_can_t_save_it(viewer, org):
     answer = viewer.post(f"{PAGE}{channel.public_id}/", {"name": "Mine", "recipients": "x@example.com"})
     assert answer.status_code == 403
     assert Channel.objects.get(pk=channel.pk).name == "Ops mail"
+
+
+@pytest.mark.parametrize("field", ["name", "recipients"])
+def test_a_nul_in_an_edited_channel_is_a_field_error(owner, org, field):
+    channel = add_email(org)
+    answer = owner.post(
+        f"{PAGE}{channel.public_id}/", edit_form(owner, channel) | {field: "ops\x00@example.com"}
+    )
+    assert answer.status_code == 400
+    assert field in answer.context["form"].errors

@@ -240,3 +240,11 @@ def test_a_viewer_sees_a_window_s_form_but_can_t_save_it(viewer, org):
     answer = viewer.post(f"{PAGE}{window.public_id}/", {"name": "Mine"})
     assert answer.status_code == 403
     assert MaintenanceWindow.objects.get(pk=window.pk).name == "Sunday nights"
+
+
+@pytest.mark.parametrize("field", ["name", "description", "rrule", "timezone", "tags"])
+def test_a_nul_in_an_edited_window_is_a_field_error(owner, org, field):
+    window = paris_window(org)
+    answer = owner.post(f"{PAGE}{window.public_id}/", edit_values(owner, window) | {field: "x\x00y"})
+    assert answer.status_code == 400
+    assert field in answer.context["errors"]

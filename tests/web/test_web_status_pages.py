@@ -388,3 +388,19 @@ def test_a_viewer_sees_subscribers_and_groups_without_forms(viewer, page):
     assert "Search" in body
     assert "Add subscriber" not in body
     assert "Add group" not in body
+
+
+@pytest.mark.parametrize(
+    ("suffix", "form"),
+    [
+        ("groups/", {"name": "Sea\x00rch"}),
+        ("subscribers/", {"kind": "email", "email": "r\x00@example.com"}),
+        ("subscribers/", {"kind": "webhook", "url": "https://example.com/\x00"}),
+    ],
+)
+def test_a_nul_in_a_group_or_subscriber_is_a_field_error(owner, page, suffix, form):
+    answer = owner.post(url(page, suffix), form)
+    assert answer.status_code == 400
+    assert answer.context["errors"]
+    assert not ComponentGroup.objects.exists()
+    assert not Subscriber.objects.exists()
