@@ -1,4 +1,4 @@
-"""Turn the maintenance window form into the API's request body (``POST /api/v1/maintenance-windows/``).
+"""Turn the maintenance window form into the API's request body (``POST``, or ``PUT …/{id}/`` for an edit).
 
 The browser's date-and-time fields carry no zone: the times typed are read in the window's own
 time zone, as a person planning "Sunday 02:00 in Paris" means them. Validation is the API's

@@ -202,10 +202,20 @@ def test_a_window_is_moved_renamed_and_retargeted(owner, org, make_check):
     assert not window.tag_rows.exists()  # an emptied field clears, as a PUT does
 
 
+def test_a_one_off_window_s_end_is_typed_in_place_of_its_duration(owner, org):
+    window = paris_window(org, rrule="")
+    values = edit_values(owner, window) | {"rrule": "", "duration": "", "ends_at": "2030-01-06T05:30"}
+    assert owner.post(f"{PAGE}{window.public_id}/", values).status_code == 302
+    window.refresh_from_db()
+    assert window.ends_at == datetime(2030, 1, 6, 4, 30, tzinfo=UTC)  # 05:30 in Paris
+    assert window.duration == timedelta(hours=3, minutes=30)
+
+
 @pytest.mark.parametrize(
     ("change", "field", "message"),
     [
         ({"name": ""}, "name", "This field may not be blank."),
+        ({"ends_at": "2030-01-06T05:30"}, "ends_at", "A recurring window takes a duration per occurrence"),
         ({"starts_at": "not a time"}, "starts_at", "Datetime has wrong format."),
         ({"duration": "0"}, "duration", "greater than or equal to 1"),
         ({"rrule": "FREQ=SECONDLY"}, "rrule", ""),
