@@ -58,9 +58,16 @@ def values_of(window: MaintenanceWindow) -> dict[str, Any]:
     }
 
 
-def edit_body(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the API's body for a whole change (PUT): what the form leaves empty is cleared, not kept."""
+def edit_body(values: Mapping[str, Any], window: MaintenanceWindow) -> dict[str, Any]:
+    """Return the API's body for a whole change (PUT): what the form leaves empty is cleared, not kept.
+
+    A start left as shown stays the stored instant: a local time the clocks pass twice (the hour
+    daylight saving time ends) can't say which of the two it is.
+    """
     body = api_body(values)
+    shown = values_of(window)
+    if (values.get("starts_at"), values.get("timezone")) == (shown["starts_at"], shown["timezone"]):
+        body["starts_at"] = window.starts_at.isoformat()
     body.setdefault("description", "")
     body.setdefault("rrule", "")
     body.setdefault("healthchecks", [])

@@ -862,7 +862,7 @@ def maintenance_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
     if request.method != "POST":
         return _maintenance_edit_page(request, seat, window, maintenance_form.values_of(window))
     values = maintenance_form.typed(request.POST)
-    serializer = MaintenanceWindowSerializer(window, data=maintenance_form.edit_body(values))
+    serializer = MaintenanceWindowSerializer(window, data=maintenance_form.edit_body(values, window))
     if not serializer.is_valid():
         return _maintenance_edit_page(request, seat, window, values, field_errors(serializer.errors))
     try:

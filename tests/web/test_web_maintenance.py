@@ -180,6 +180,17 @@ def test_saving_the_form_unchanged_changes_nothing(owner, org, make_check):
     assert [hc.pk for hc in window.healthchecks.all()] == [check.pk]
 
 
+def test_a_start_in_the_hour_the_clocks_pass_twice_is_kept_when_saved_unchanged(owner, org):
+    # 02:30 in Paris on 27 October 2030 happens twice; this is the second one (CET, 01:30 UTC).
+    second = datetime(2030, 10, 27, 1, 30, tzinfo=UTC)
+    window = paris_window(org, starts_at=second, rrule="")
+    values = edit_values(owner, window)
+    assert values["starts_at"] == "2030-10-27T02:30"
+    assert owner.post(f"{PAGE}{window.public_id}/", values | {"name": "Renamed"}).status_code == 302
+    window.refresh_from_db()
+    assert (window.name, window.starts_at) == ("Renamed", second)
+
+
 def test_a_window_is_moved_renamed_and_retargeted(owner, org, make_check):
     check = make_check(org)
     window = paris_window(org)
