@@ -14,6 +14,7 @@ from directory.github import AnswerStatus, GitHubClient, LicenceAnswer, reposito
 from directory.models import RAW_MAX_BYTES, Listing, ListingRemote, RegistrySync, RepositoryLicence
 from directory.registry import RegistryClient, RegistryError, ServerEntry
 from monitors.scorecard import licence_of
+from monitors.selectors import listed_repository_urls
 
 logger = logging.getLogger(__name__)
 
@@ -162,7 +163,7 @@ class LicenceReport:
 
 
 def _repositories_due(*, now: datetime, limit: int) -> list[tuple[str, str]]:
-    """Return the GitHub repositories of visible listings never looked up, or not within LICENCE_MAX_AGE, oldest first."""
+    """Return the GitHub repositories of visible listings (and customers' own) never looked up, or not within LICENCE_MAX_AGE, oldest first."""
     fresh = {
         (licence.owner, licence.repo): licence.looked_up_at
         for licence in RepositoryLicence.objects.only("owner", "repo", "looked_up_at")
@@ -175,7 +176,7 @@ def _repositories_due(*, now: datetime, limit: int) -> list[tuple[str, str]]:
         .distinct()
     )
     due: dict[tuple[str, str], datetime | None] = {}
-    for url in urls:
+    for url in [*urls, *listed_repository_urls()]:
         repository = repository_of(url)
         if repository is None:
             continue

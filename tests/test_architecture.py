@@ -37,6 +37,7 @@ PAGES = "Status page rules and renderers (statuspages.render) are pure"
 WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
 UPTIME = "The uptime maths (monitors.uptime) is pure"
 SCORECARD = "The scorecard rules (monitors.scorecard) are pure"
+QUOTES = "The quote rules (monitors.quotes, .pagefetch) are pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
 REGISTRY = "The directory's clients (directory.registry, .github) are pure"
@@ -72,6 +73,7 @@ def broken_contracts(report: str) -> list[str]:
             WEBHOOKS,
             UPTIME,
             SCORECARD,
+            QUOTES,
             REPORTS,
             NO_TESTS,
             CTL,
@@ -143,6 +145,9 @@ def test_the_tree_keeps_every_contract(tree):
         # The scorecard's rules take plain evidence values: a model or a setting breaks them.
         ("monitors/scorecard.py", "import django.db", [SCORECARD]),
         ("monitors/scorecard.py", "import monitors.models", [SCORECARD]),
+        # The quote rules and the fetcher take and return plain values: the ORM or a setting breaks them.
+        ("monitors/quotes.py", "import monitors.models", [QUOTES]),
+        ("monitors/pagefetch.py", "import django.conf", [QUOTES]),
         ("statuspages/render/bars.py", "import monitors.models", [PAGES]),
         ("reports/render/report.py", "import django.template", [REPORTS]),
         ("reports/__init__.py", "import alerts", [FLOORS]),

@@ -17,6 +17,7 @@ from monitors import scorecard, selectors
 from monitors.api.filters import HealthcheckFilter
 from monitors.models import (
     Healthcheck,
+    HealthcheckListing,
     HealthcheckTag,
     Organization,
     ProbeResult,
@@ -202,8 +203,10 @@ class HealthcheckPage:
     percent_30d: str | None
     # The hourly median response times by region slug, each region its own chart.
     chart_points: dict[str, list[tuple[datetime, float]]]
-    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of, a fixed six queries).
+    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of, a fixed seven queries, eight with a listed repository).
     scorecard: ScorecardView | None = None
+    # MCP checks only: the check's own listing (namespace, links, the free-tier quote), if entered.
+    listing: HealthcheckListing | None = None
 
 
 VERDICT_WORDS = {
@@ -310,4 +313,5 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         scorecard=scorecard_view(selectors.scorecard_of(healthcheck=healthcheck, now=now), now=now)
         if healthcheck.type == MCP.number
         else None,
+        listing=selectors.listing_of(healthcheck=healthcheck) if healthcheck.type == MCP.number else None,
     )
