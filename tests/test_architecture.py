@@ -104,15 +104,15 @@ def test_the_tree_keeps_every_contract(tree):
 @pytest.mark.parametrize(
     ("module", "statement", "contracts"),
     [
-        # The channel senders, the page renderers, the webhook sender, the uptime maths and uptimyctl
-        # stand on the engine's types: an impure engine makes them impure too.
+        # The channel senders, the page renderers, the webhook sender, the uptime maths, the quote
+        # fetcher and uptimyctl stand on the engine's types: an impure engine makes them impure too.
         (
             "probes/types.py",
             "import django.conf",
-            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, CTL],
+            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, QUOTES, REPORTS, CTL],
         ),
-        # monitors brings Django with it: the engine breaks both its contracts.
-        ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
+        # monitors brings Django with it: the engine breaks its contracts and the quote fetcher's.
+        ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS, QUOTES]),
         # The uptime maths reads the rules' default quorum: an impure rule makes it impure too.
         ("monitors/rules.py", "import uptimy.celery", [FLOORS, UPTIME, REPORTS]),
         ("monitors/selectors.py", "import alerts", [FLOORS]),
