@@ -91,20 +91,43 @@ async def _read(conn: Connection, url: httpx.URL, *, accept: str, cap: int) -> t
 
 
 async def _robots_allow(conn: Connection, url: httpx.URL) -> bool:
-    """Return whether the site's robots.txt lets Uptimy fetch ``url`` (RFC 9309's reading)."""
+    """Return whether the site's robots.txt lets Uptimy fetch ``url`` (RFC 9309's reading).
+
+    Its redirects are followed on the same site only (up to MAX_REDIRECTS); one elsewhere, like
+    a missing file, means no rules.
+    """
     robots_url = url.copy_with(path="/robots.txt", query=None, fragment=None)
+    for _ in range(MAX_REDIRECTS + 1):
+        try:
+            status, _, body, location = await _read(
+                conn, robots_url, accept="text/plain", cap=MAX_ROBOTS_BYTES
+            )
+        except _Refused as refused:
+            if refused.too_large:
+                return True  # RFC 9309: a crawler may ignore what lies past its limit (500 KiB at least)
+            raise
+        if status in REDIRECT_STATUSES:
+            target = _redirect_target(robots_url, location)
+            if target is None or not _same_site(host_of(target), host_of(url)):
+                return True
+            robots_url = target
+            continue
+        if status >= 500:
+            return False  # "unreachable": assume complete disallow
+        if status != 200:
+            return True  # "unavailable" (4xx): no rules
+        rules = Protego.parse(body.decode("utf-8", "replace"))
+        return bool(rules.can_fetch(str(url), ROBOTS_AGENT))
+    return True
+
+
+def _redirect_target(url: httpx.URL, location: str) -> httpx.URL | None:
+    """Return where a redirect points when it is a usable http(s) URL, else None."""
     try:
-        status, _, body, _ = await _read(conn, robots_url, accept="text/plain", cap=MAX_ROBOTS_BYTES)
-    except _Refused as refused:
-        if refused.too_large:
-            return True  # RFC 9309: a crawler may ignore what lies past its limit (500 KiB at least)
-        raise
-    if status >= 500:
-        return False  # "unreachable": assume complete disallow
-    if status != 200:
-        return True  # 4xx or a redirect we don't follow for robots.txt: no rules
-    rules = Protego.parse(body.decode("utf-8", "replace"))
-    return bool(rules.can_fetch(str(url), ROBOTS_AGENT))
+        target = url.join(location) if location else None
+    except httpx.InvalidURL:
+        return None
+    return target if target is not None and target.scheme in ("http", "https") else None
 
 
 async def _fetch(conn: Connection, url: httpx.URL, max_bytes: int) -> Page:
@@ -117,11 +140,8 @@ async def _fetch(conn: Connection, url: httpx.URL, max_bytes: int) -> Page:
             if status >= 400:
                 raise _Refused(f"{host_of(url)} answered HTTP {status}")
             return Page(str(url), status, content_type, body)
-        try:
-            target = url.join(location) if location else None
-        except httpx.InvalidURL:
-            target = None
-        if target is None or target.scheme not in ("http", "https"):
+        target = _redirect_target(url, location)
+        if target is None:
             raise _Refused(f"{host_of(url)} answered HTTP {status} without a usable Location")
         if url.scheme == "https" and target.scheme != "https":
             raise _Refused(f"{host_of(url)} redirected from https to http; Uptimy does not follow that")

@@ -35,7 +35,7 @@ from monitors.errors import ConfigInvalid, ServiceError
 from monitors.models import ApiKey, Healthcheck, Invitation, MaintenanceWindow, Membership
 from monitors.roles import UNKNOWN_ROLE
 from monitors.secrets import SecretUnreadable
-from monitors.services import INVITATION_GONE
+from monitors.services import INVITATION_GONE, listings
 from monitors.worker.execution import probe_env
 from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
@@ -415,9 +415,6 @@ def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> Http
     return render(request, "web/healthchecks/detail.html", context)
 
 
-LISTING_FIELDS = ("namespace", "website_url", "repository_url", "pricing_url", "quote")
-
-
 def _listing_page(
     request: HttpRequest,
     seat: Seat,
@@ -428,7 +425,7 @@ def _listing_page(
 ) -> HttpResponse:
     listing = selectors.listing_of(healthcheck=healthcheck)
     if values is None:
-        values = {field: getattr(listing, field) if listing else "" for field in LISTING_FIELDS}
+        values = {field: getattr(listing, field) if listing else "" for field in listings.LISTING_FIELDS}
     context = {
         "seat": seat,
         "hc": healthcheck,
@@ -453,7 +450,7 @@ def healthcheck_listing(request: HttpRequest, seat: Seat, public_id: str) -> Htt
         services.listing_clear(healthcheck=healthcheck)
         messages.success(request, "Removed the listing: the publisher checks are no longer measured.")
         return redirect("web:healthcheck", public_id=healthcheck.public_id)
-    values = {field: str(request.POST.get(field, "")) for field in LISTING_FIELDS}
+    values = {field: str(request.POST.get(field, "")) for field in listings.LISTING_FIELDS}
     serializer = HealthcheckListingSerializer(data=values)
     if not serializer.is_valid():
         return _listing_page(request, seat, healthcheck, values, field_errors(serializer.errors), status=400)

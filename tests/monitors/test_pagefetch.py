@@ -176,3 +176,13 @@ def test_an_error_answer_says_its_status(site, fetch):
 @pytest.mark.parametrize("url", ["ftp://example.com/pricing", "not a url", "http:///nohost"])
 def test_a_url_that_is_not_http_is_refused(fetch, url):
     assert isinstance(fetch(url), FetchFailed)
+
+
+def test_a_robots_txt_redirected_on_the_same_site_is_read_there(site, fetch):
+    site.routes["/robots.txt"] = (301, {"location": "/rules.txt"}, b"")
+    site.routes["/rules.txt"] = (200, {}, b"User-agent: *\nDisallow: /pricing\n")
+    site.routes["/pricing"] = html()
+
+    assert fetch(site.url("/pricing")) == FetchFailed(
+        "127.0.0.1's robots.txt disallows Uptimy from fetching /pricing"
+    )
