@@ -31,7 +31,7 @@ from monitors.api.serializers import (
     MaintenanceWindowSerializer,
     quote_state,
 )
-from monitors.errors import ConfigInvalid, ServiceError
+from monitors.errors import ConfigInvalid, FieldsInvalid, ServiceError
 from monitors.models import ApiKey, Healthcheck, Invitation, MaintenanceWindow, Membership
 from monitors.roles import UNKNOWN_ROLE
 from monitors.secrets import SecretUnreadable
@@ -456,9 +456,13 @@ def healthcheck_listing(request: HttpRequest, seat: Seat, public_id: str) -> Htt
         return _listing_page(request, seat, healthcheck, values, field_errors(serializer.errors), status=400)
     try:
         services.listing_set(healthcheck=healthcheck, data=serializer.validated_data, now=timezone.now())
-    except ServiceError as refused:
-        errors = {refused.field: [refused.message]}
+    except FieldsInvalid as invalid:
+        errors = {field: [message] for field, message in invalid.errors.items()}
         return _listing_page(request, seat, healthcheck, values, errors, status=400)
+    except ServiceError as refused:
+        return _listing_page(
+            request, seat, healthcheck, values, {refused.field: [refused.message]}, status=400
+        )
     messages.success(
         request, "Saved the listing; Uptimy fetches the pricing page within minutes, then daily."
     )

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from django.db import transaction
 
 from monitors import quotes
-from monitors.errors import ServiceError
+from monitors.errors import FieldsInvalid, ServiceError
 from monitors.models import Healthcheck, HealthcheckListing
 from monitors.pagefetch import FetchFailed, Page
 from probes.checks.mcp import MCP
@@ -79,35 +79,50 @@ def namespace_problem(namespace: str) -> str | None:
 
 
 def _cleaned(data: Mapping[str, object]) -> dict[str, str]:
-    values = {
-        "namespace": _clean_text("namespace", data.get("namespace", ""), limit=NAMESPACE_MAX),
-        "website_url": _clean_url("website_url", data.get("website_url", "")),
-        "repository_url": _clean_url("repository_url", data.get("repository_url", "")),
-        "pricing_url": _clean_url("pricing_url", data.get("pricing_url", "")),
-        "quote": _clean_text("quote", data.get("quote", ""), limit=quotes.QUOTE_MAX),
+    """Return the five fields cleaned, or raise FieldsInvalid naming every refused one."""
+    errors: dict[str, str] = {}
+    values: dict[str, str] = {}
+    cleaners: dict[str, Callable[[object], str]] = {
+        "namespace": lambda value: _clean_text("namespace", value, limit=NAMESPACE_MAX),
+        "website_url": lambda value: _clean_url("website_url", value),
+        "repository_url": lambda value: _clean_url("repository_url", value),
+        "pricing_url": lambda value: _clean_url("pricing_url", value),
+        "quote": lambda value: _clean_text("quote", value, limit=quotes.QUOTE_MAX),
     }
-    problem = namespace_problem(values["namespace"])
-    if problem:
-        raise ServiceError("namespace", problem)
-    if values["quote"] and not values["pricing_url"]:
-        raise ServiceError("pricing_url", "Enter the page that states the quote.")
-    if values["pricing_url"] and not values["quote"]:
-        raise ServiceError(
-            "quote", "Enter the text the pricing page states, e.g. “Free tier: 1,000 calls a month”."
-        )
-    if values["quote"]:
-        if len(quotes.normalised(values["quote"])) < quotes.QUOTE_MIN:
-            raise ServiceError("quote", f"Must be at least {quotes.QUOTE_MIN} characters besides spaces.")
-        problem = quotes.free_access_problem(values["quote"])
-        if problem:
-            raise ServiceError("quote", problem)
+    for field, clean in cleaners.items():
+        try:
+            values[field] = clean(data.get(field, ""))
+        except ServiceError as refused:
+            errors[field] = refused.message
+    if "namespace" in values and (problem := namespace_problem(values["namespace"])):
+        errors["namespace"] = problem
+    errors.update(_quote_problems(values))
+    if errors:
+        raise FieldsInvalid(errors)
     return values
+
+
+def _quote_problems(values: Mapping[str, str]) -> dict[str, str]:
+    """Return the pricing page's and the quote's problems together: both or neither, and what the quote says."""
+    if "quote" not in values or "pricing_url" not in values:
+        return {}
+    quote, pricing_url = values["quote"], values["pricing_url"]
+    if quote and not pricing_url:
+        return {"pricing_url": "Enter the page that states the quote."}
+    if pricing_url and not quote:
+        return {"quote": "Enter the text the pricing page states, e.g. “Free tier: 1,000 calls a month”."}
+    if not quote:
+        return {}
+    if len(quotes.normalised(quote)) < quotes.QUOTE_MIN:
+        return {"quote": f"Must be at least {quotes.QUOTE_MIN} characters besides spaces."}
+    problem = quotes.free_access_problem(quote)
+    return {"quote": problem} if problem else {}
 
 
 def listing_set(*, healthcheck: Healthcheck, data: Mapping[str, object], now: datetime) -> HealthcheckListing:
     """Create or replace the MCP healthcheck's listing from ``data`` (the five fields; missing ones empty).
 
-    Raises ServiceError naming the field. A new pricing page or quote forgets what the old one
+    Raises FieldsInvalid naming every refused field (a ServiceError). A new pricing page or quote forgets what the old one
     found and is fetched on the next round; an unchanged one keeps its verification.
     """
     if healthcheck.type != MCP.number:

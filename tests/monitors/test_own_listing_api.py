@@ -219,3 +219,17 @@ def test_the_openapi_schema_documents_the_listing_methods(client):
     assert set(operations) >= {"get", "put", "delete"}
     body = operations["put"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
     assert body.endswith("/HealthcheckListingRequest")
+
+
+def test_every_refused_field_is_named_at_once(client, mcp_check):
+    body = {
+        **LISTING,
+        "namespace": "docs",
+        "website_url": "ftp://acme.example",
+        "quote": "Start your free trial",
+    }
+
+    answer = client.put(listing_url(mcp_check), body, format="json")
+
+    assert answer.status_code == 400
+    assert set(answer.json()) == {"namespace", "website_url", "quote"}

@@ -108,3 +108,15 @@ def test_a_check_of_another_type_has_no_listing_page(owner, org, make_check):
     healthcheck = make_check(org, type_name="http", uri="https://acme.example/")
 
     assert owner.get(listing_url(healthcheck)).status_code == 404
+
+
+def test_every_refused_field_shows_its_message_at_once(owner, org, make_check):
+    healthcheck = make_check(org)
+
+    answer = owner.post(
+        listing_url(healthcheck), {**FORM, "namespace": "docs", "quote": "Start your free trial"}
+    )
+
+    page = answer.content.decode()
+    assert '<ul class="errorlist" id="namespace-errors">' in page
+    assert '<ul class="errorlist" id="quote-errors">' in page
