@@ -30,6 +30,7 @@ from directory.probing import ProbeDone, ProbeTarget, next_probe_at, stored_tool
 from directory.registry import RegistryClient, RegistryError, ServerEntry
 from monitors.rules import tool_diff
 from monitors.scorecard import AttemptTally, licence_of
+from monitors.selectors import listed_repository_urls
 from probes.types import ProbeOutcome
 
 logger = logging.getLogger(__name__)
@@ -214,7 +215,7 @@ class LicenceReport:
 
 
 def _repositories_due(*, now: datetime, limit: int) -> list[tuple[str, str]]:
-    """Return the GitHub repositories of visible listings never looked up, or not within LICENCE_MAX_AGE, oldest first."""
+    """Return the GitHub repositories of visible listings (and customers' own) never looked up, or not within LICENCE_MAX_AGE, oldest first."""
     fresh = {
         (licence.owner, licence.repo): licence.looked_up_at
         for licence in RepositoryLicence.objects.only("owner", "repo", "looked_up_at")
@@ -227,7 +228,7 @@ def _repositories_due(*, now: datetime, limit: int) -> list[tuple[str, str]]:
         .distinct()
     )
     due: dict[tuple[str, str], datetime | None] = {}
-    for url in urls:
+    for url in [*urls, *listed_repository_urls()]:
         repository = repository_of(url)
         if repository is None:
             continue

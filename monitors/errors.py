@@ -18,3 +18,12 @@ class ConfigInvalid(ServiceError):
     def __init__(self, errors: dict[str, str]) -> None:
         self.errors = errors
         super().__init__("config", "; ".join(f"{k}: {v}" for k, v in errors.items()))
+
+
+class FieldsInvalid(ServiceError):
+    """Carry every refused field of one write at once, keyed by field name, so a form shows them all."""
+
+    def __init__(self, errors: dict[str, str]) -> None:
+        self.errors = errors
+        field, message = next(iter(errors.items()))
+        super().__init__(field, message)

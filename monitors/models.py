@@ -626,3 +626,35 @@ class MaintenanceWindowTag(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class HealthcheckListing(models.Model):
+    """A customer's own listing of their MCP server: the publisher evidence of its scorecard (checks 12, 17–22).
+
+    What the customer enters (namespace, website, repository, pricing page and the free-tier
+    quote) and what Uptimy found when it last fetched the pricing page: ``quote_checked_at``
+    (the last fetch), ``quote_found_at`` (the last fetch that found the quote: check 12's date,
+    kept when a later fetch does not find it) and ``quote_problem`` (why the last fetch did not).
+    """
+
+    healthcheck = models.OneToOneField(Healthcheck, on_delete=models.CASCADE, related_name="listing")
+    namespace = models.CharField(max_length=200, help_text="The registry-style server name, namespace/name")
+    website_url = models.CharField(max_length=2000, blank=True)
+    repository_url = models.CharField(max_length=2000, blank=True)
+    pricing_url = models.CharField(max_length=2000, blank=True)
+    quote = models.CharField(max_length=500, blank=True)
+    quote_checked_at = models.DateTimeField(null=True, blank=True)
+    quote_found_at = models.DateTimeField(null=True, blank=True)
+    quote_problem = models.CharField(max_length=300, blank=True)
+    # When the pricing page is next fetched: soon after the quote is entered, then daily.
+    quote_due_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["quote_due_at"], name="listing_quote_due", condition=~Q(pricing_url=""))
+        ]
+
+    def __str__(self) -> str:
+        return self.namespace

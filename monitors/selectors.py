@@ -43,6 +43,7 @@ from monitors.maintenance import (
 from monitors.models import (
     ApiKey,
     Healthcheck,
+    HealthcheckListing,
     HealthcheckTag,
     Invitation,
     MaintenanceWindow,
@@ -59,7 +60,7 @@ from monitors.models import (
     ToolListVersion,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
-from monitors.signals import acknowledgements_asked
+from monitors.signals import acknowledgements_asked, licence_asked
 from monitors.timestamps import EpochSeconds, epoch_sql, from_epoch
 from monitors.uptime import Acknowledged, Availability, Interval, Run, availability, down_since, down_until
 from probes.checks import CheckConfig, check_kind
@@ -1078,13 +1079,18 @@ def newest_results(*, healthcheck: Healthcheck) -> NewestResults:
 def scorecard_evidence(
     *, healthcheck: Healthcheck, now: datetime, known: ScorecardReads | None = None
 ) -> scorecard.Evidence:
-    """Return every evidence value of the MCP healthcheck's scorecard at ``now``, in six queries.
+    """Return every evidence value of the MCP healthcheck's scorecard at ``now``, in a fixed number of queries.
+
+    Seven queries; five when ``known`` brings two; one more when the check's listing names a
+    repository (its licence answer).
 
     Windows are whole hours: the current one and the 7×24 (30×24) before it. Hours before the
     last two are the hourly rollups' counts (hours rolled up before the counts existed count
     nothing); the last two, which the rollup job still rewrites, are counted from raw results,
-    so a result counts as soon as it is recorded. A customer's check has no listing yet: the
-    publisher checks are not measured. Raises NotAnMcpCheck for another type.
+    so a result counts as soon as it is recorded. The customer's own listing, when entered, is
+    the publisher evidence (a manual listing, :func:`listing_evidence`) and its verified quote
+    check 12's; without one the publisher checks are not measured. Raises NotAnMcpCheck for
+    another type.
 
     ``known``: the latest attempt and the tool list version a caller read already
     (:func:`newest_results`, :func:`tool_list_latest`), which saves those two queries.
@@ -1121,6 +1127,7 @@ def scorecard_evidence(
         .values_list("id", "removed_count", "new_required_inputs_count")
     )
     version = tool_list_latest(healthcheck_id=healthcheck.id) if known is None else known.tool_list
+    listing = listing_of(healthcheck=healthcheck)
     uri = healthcheck.config.get("uri") if isinstance(healthcheck.config, dict) else None
     endpoint = uri if isinstance(uri, str) else ""
     latest = _attempt_of_row(latest_row) if latest_row else None
@@ -1146,6 +1153,65 @@ def scorecard_evidence(
         ),
         tools=scorecard.ToolList(version.tools, listed_at or version.current_since) if version else None,
         resource_metadata=_resource_metadata(latest_row, endpoint) if latest_row else None,
+        free_tier=quote_evidence(listing) if listing else None,
+        listing=listing_evidence(listing) if listing else None,
+        licence=licence_of_repository(listing.repository_url) if listing else None,
+    )
+
+
+def listing_of(*, healthcheck: Healthcheck) -> HealthcheckListing | None:
+    """Return the healthcheck's own listing, or None; one query."""
+    return HealthcheckListing.objects.filter(healthcheck=healthcheck).first()
+
+
+def listing_evidence(listing: HealthcheckListing) -> scorecard.Listing:
+    """Return the customer's listing as the publisher checks read it: manual, so check 17 fails.
+
+    It has no registry update timestamp, so check 21 ("the registry's update timestamp",
+    missing: fails) fails too; it declares no credentials (check 10 reads the attempts). It was
+    observed when the customer last saved it.
+    """
+    return scorecard.Listing(
+        source=scorecard.ListingSource.MANUAL,
+        name=listing.namespace,
+        observed_at=listing.updated_at,
+        website_url=listing.website_url or None,
+        repository_url=listing.repository_url or None,
+    )
+
+
+def quote_evidence(listing: HealthcheckListing) -> scorecard.VerifiedQuote | None:
+    """Return the listing's free-tier quote as check 12 reads it: None until a fetch of the page found it."""
+    if not listing.pricing_url or listing.quote_found_at is None:
+        return None
+    return scorecard.VerifiedQuote(
+        url=listing.pricing_url,
+        quote=listing.quote,
+        last_found_at=listing.quote_found_at,
+        checked_at=listing.quote_checked_at,
+    )
+
+
+def licence_of_repository(repository_url: str) -> scorecard.LicenceLookup:
+    """Return GitHub's licence lookup of a listed repository, as the directory answers ``licence_asked``.
+
+    Not done when there is no repository or no app answers (the directory keeps the lookups).
+    """
+    if not repository_url:
+        return scorecard.LicenceLookup(status=scorecard.LookupStatus.NOT_DONE)
+    for _, answer in licence_asked.send(sender=None, repository_url=repository_url):
+        if isinstance(answer, scorecard.LicenceLookup):
+            return answer
+    return scorecard.LicenceLookup(status=scorecard.LookupStatus.NOT_DONE)
+
+
+def listed_repository_urls() -> QuerySet[HealthcheckListing, str]:
+    """Return the repository URLs customers' own listings name (distinct): the directory looks up their licences."""
+    return (
+        HealthcheckListing.objects.exclude(repository_url="")
+        .values_list("repository_url", flat=True)
+        .order_by()
+        .distinct()
     )
 
 

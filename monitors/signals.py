@@ -14,3 +14,9 @@ demo_ready = Signal()
 # of alerts, may not import: a receiver returns the ``monitors.uptime.Acknowledged`` incidents of
 # those checks opened in ``[start, end)`` and acknowledged by ``until``.
 acknowledgements_asked = Signal()
+
+# Sent by `monitors.selectors.scorecard_evidence` with ``repository_url``: the repository a
+# customer's own listing names. GitHub's licence lookups are the directory's (above monitors),
+# which answers with the ``monitors.scorecard.LicenceLookup`` of that repository (scorecard
+# check 22); no answer means the lookup has not been done.
+licence_asked = Signal()

@@ -37,6 +37,7 @@ PAGES = "Status page rules and renderers (statuspages.render) are pure"
 WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
 UPTIME = "The uptime maths (monitors.uptime) is pure"
 SCORECARD = "The scorecard rules (monitors.scorecard) are pure"
+QUOTES = "The quote rules (monitors.quotes, .pagefetch) are pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
 SIGNIN_METADATA = "Sign-in's client metadata rules and fetch are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
@@ -73,6 +74,7 @@ def broken_contracts(report: str) -> list[str]:
             WEBHOOKS,
             UPTIME,
             SCORECARD,
+            QUOTES,
             REPORTS,
             SIGNIN_METADATA,
             NO_TESTS,
@@ -104,15 +106,15 @@ def test_the_tree_keeps_every_contract(tree):
 @pytest.mark.parametrize(
     ("module", "statement", "contracts"),
     [
-        # The channel senders, the page renderers, the webhook sender, the uptime maths and uptimyctl
-        # stand on the engine's types: an impure engine makes them impure too.
+        # The channel senders, the page renderers, the webhook sender, the uptime maths, the quote
+        # fetcher and uptimyctl stand on the engine's types: an impure engine makes them impure too.
         (
             "probes/types.py",
             "import django.conf",
-            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, SIGNIN_METADATA, CTL],
+            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, QUOTES, REPORTS, SIGNIN_METADATA, CTL],
         ),
-        # monitors brings Django with it: the engine breaks both its contracts.
-        ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
+        # monitors brings Django with it: the engine breaks its contracts and the quote fetcher's.
+        ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS, QUOTES]),
         # The uptime maths reads the rules' default quorum: an impure rule makes it impure too.
         ("monitors/rules.py", "import uptimy.celery", [FLOORS, UPTIME, REPORTS]),
         ("monitors/selectors.py", "import alerts", [FLOORS]),
@@ -145,6 +147,9 @@ def test_the_tree_keeps_every_contract(tree):
         # The scorecard's rules take plain evidence values: a model or a setting breaks them.
         ("monitors/scorecard.py", "import django.db", [SCORECARD]),
         ("monitors/scorecard.py", "import monitors.models", [SCORECARD]),
+        # The quote rules and the fetcher take and return plain values: the ORM or a setting breaks them.
+        ("monitors/quotes.py", "import monitors.models", [QUOTES]),
+        ("monitors/pagefetch.py", "import django.conf", [QUOTES]),
         ("statuspages/render/bars.py", "import monitors.models", [PAGES]),
         ("reports/render/report.py", "import django.template", [REPORTS]),
         ("reports/__init__.py", "import alerts", [FLOORS]),

@@ -285,6 +285,20 @@ if UPTIMY_DIRECTORY_PROBES or UPTIMY_MCP_REGISTRY_SYNC:
         "schedule": UPTIMY_DIRECTORY_PROBE_TICK,
         "options": {"queue": "default"},
     }
+# Scorecard check 12: customers' pricing pages, fetched to find their free-tier quote
+# (monitors/services/listings.py). A round every UPTIMY_QUOTE_ROUND_SECONDS fetches at most
+# UPTIMY_QUOTE_PAGES_PER_ROUND due pages, one at a time and one per host, each page at most daily,
+# each fetch (robots.txt, redirects and the page) within UPTIMY_QUOTE_FETCH_TIMEOUT seconds.
+UPTIMY_QUOTE_CHECKS: bool = env.bool("UPTIMY_QUOTE_CHECKS", default=True)
+UPTIMY_QUOTE_ROUND_SECONDS: float = env.float("UPTIMY_QUOTE_ROUND_SECONDS", default=300.0)
+UPTIMY_QUOTE_PAGES_PER_ROUND: int = env.int("UPTIMY_QUOTE_PAGES_PER_ROUND", default=10)
+UPTIMY_QUOTE_FETCH_TIMEOUT: float = env.float("UPTIMY_QUOTE_FETCH_TIMEOUT", default=15.0)
+if UPTIMY_QUOTE_CHECKS:
+    CELERY_BEAT_SCHEDULE["verify-quotes"] = {
+        "task": "monitors.verify_quotes",
+        "schedule": UPTIMY_QUOTE_ROUND_SECONDS,
+        "options": {"queue": "default"},
+    }
 # GitHub's REST API, asked for the licence of each listed repository (scorecard check 22); a
 # token (no scope needed) raises its limit from 60 to 5,000 requests an hour. Never logged.
 UPTIMY_GITHUB_API_URL: str = env.str("UPTIMY_GITHUB_API_URL", default="https://api.github.com")

@@ -17,6 +17,7 @@ from monitors import scorecard, selectors
 from monitors.api.filters import HealthcheckFilter
 from monitors.models import (
     Healthcheck,
+    HealthcheckListing,
     HealthcheckTag,
     Organization,
     RegionState,
@@ -201,9 +202,11 @@ class HealthcheckPage:
     percent_30d: str | None
     # The hourly median response times by region slug, each region its own chart.
     chart_points: dict[str, list[tuple[datetime, float]]]
-    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of: four queries of its own, its
-    # latest attempt and tool list version shared with the page's reads).
+    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of: five queries of its own, six
+    # with a listed repository; its latest attempt and tool list version shared with the page's reads).
     scorecard: ScorecardView | None = None
+    # MCP checks only: the check's own listing (namespace, links, the free-tier quote), if entered.
+    listing: HealthcheckListing | None = None
 
 
 VERDICT_WORDS = {
@@ -315,4 +318,5 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         )
         if is_mcp
         else None,
+        listing=selectors.listing_of(healthcheck=healthcheck) if healthcheck.type == MCP.number else None,
     )

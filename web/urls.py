@@ -48,6 +48,7 @@ urlpatterns = [
     path("healthchecks/<uuid:public_id>/", views.healthcheck_detail, name="healthcheck"),
     path("healthchecks/<uuid:public_id>/edit/", views.healthcheck_edit, name="healthcheck-edit"),
     path("healthchecks/<uuid:public_id>/delete/", views.healthcheck_delete, name="healthcheck-delete"),
+    path("healthchecks/<uuid:public_id>/listing/", views.healthcheck_listing, name="healthcheck-listing"),
     path(
         "healthchecks/<uuid:public_id>/<str:action>/",
         views.healthcheck_action,

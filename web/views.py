@@ -25,16 +25,22 @@ from alerts import services as alert_services
 from alerts.api.serializers import ChannelSerializer, ChannelWriteSerializer
 from alerts.models import Channel
 from monitors import selectors, services
-from monitors.api.serializers import HealthcheckSerializer, MaintenanceWindowSerializer
-from monitors.errors import ConfigInvalid, ServiceError
+from monitors.api.serializers import (
+    HealthcheckListingSerializer,
+    HealthcheckSerializer,
+    MaintenanceWindowSerializer,
+    quote_state,
+)
+from monitors.errors import ConfigInvalid, FieldsInvalid, ServiceError
 from monitors.models import ApiKey, Healthcheck, Invitation, MaintenanceWindow, Membership
 from monitors.roles import UNKNOWN_ROLE
 from monitors.secrets import SecretUnreadable
-from monitors.services import INVITATION_GONE
+from monitors.services import INVITATION_GONE, listings
 from monitors.worker.execution import probe_env
 from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
 from probes.checks import UnknownCheckKind, check_kind
+from probes.checks.mcp import MCP
 from probes.runner import crashed_outcome, run_check_sync
 from reports import selectors as report_selectors
 from reports import services as report_services
@@ -416,6 +422,60 @@ def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> Http
     if request.headers.get("HX-Request") == "true":
         return render(request, "web/partials/healthcheck_status.html", context)
     return render(request, "web/healthchecks/detail.html", context)
+
+
+def _listing_page(
+    request: HttpRequest,
+    seat: Seat,
+    healthcheck: Healthcheck,
+    values: dict[str, str] | None = None,
+    errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    listing = selectors.listing_of(healthcheck=healthcheck)
+    if values is None:
+        values = {field: getattr(listing, field) if listing else "" for field in listings.LISTING_FIELDS}
+    context = {
+        "seat": seat,
+        "hc": healthcheck,
+        "listing": listing,
+        "quote_status": quote_state(listing) if listing else None,
+        "values": values,
+        "errors": errors or {},
+    }
+    return render(request, "web/healthchecks/listing.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def healthcheck_listing(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Show the MCP check's own listing and its quote's verification; save it (the API's rules) or remove it."""
+    healthcheck = _healthcheck(seat, public_id)
+    if healthcheck.type != MCP.number:
+        raise Http404("Only an MCP healthcheck has a listing.")
+    if request.method != "POST":
+        return _listing_page(request, seat, healthcheck)
+    if request.POST.get("action") == "clear":
+        services.listing_clear(healthcheck=healthcheck)
+        messages.success(request, "Removed the listing: the publisher checks are no longer measured.")
+        return redirect("web:healthcheck", public_id=healthcheck.public_id)
+    values = {field: str(request.POST.get(field, "")) for field in listings.LISTING_FIELDS}
+    serializer = HealthcheckListingSerializer(data=values)
+    if not serializer.is_valid():
+        return _listing_page(request, seat, healthcheck, values, field_errors(serializer.errors), status=400)
+    try:
+        services.listing_set(healthcheck=healthcheck, data=serializer.validated_data, now=timezone.now())
+    except FieldsInvalid as invalid:
+        errors = {field: [message] for field, message in invalid.errors.items()}
+        return _listing_page(request, seat, healthcheck, values, errors, status=400)
+    except ServiceError as refused:
+        return _listing_page(
+            request, seat, healthcheck, values, {refused.field: [refused.message]}, status=400
+        )
+    messages.success(
+        request, "Saved the listing; Uptimy fetches the pricing page within minutes, then daily."
+    )
+    return redirect("web:healthcheck", public_id=healthcheck.public_id)
 
 
 @require_POST

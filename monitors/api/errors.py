@@ -8,12 +8,12 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from monitors.errors import ConfigInvalid, ServiceError
+from monitors.errors import ConfigInvalid, FieldsInvalid, ServiceError
 from monitors.secrets import SecretUnreadable
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    if isinstance(exc, ConfigInvalid):
+    if isinstance(exc, ConfigInvalid | FieldsInvalid):
         return Response(
             {key: [message] for key, message in exc.errors.items()}, status=status.HTTP_400_BAD_REQUEST
         )

@@ -10,12 +10,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import Direction, extend_schema_field
 from rest_framework import serializers
 
-from monitors import scorecard
+from monitors import quotes, scorecard
 from monitors.api.strict import RejectUnknownFields
 from monitors.maintenance import MAX_RULE_LENGTH, Occurrence
 from monitors.models import (
     CauseChange,
     Healthcheck,
+    HealthcheckListing,
     MaintenanceWindow,
     Organization,
     Plan,
@@ -26,6 +27,7 @@ from monitors.models import (
 )
 from monitors.selectors import MaintenanceNow, Uptime, UptimeFigures
 from monitors.services import result_unsaved, storable_outcome
+from monitors.services.listings import NAMESPACE_MAX, URL_MAX
 from probes.checks import CheckKind, UnknownCheckKind, check_kind, check_kinds, known_kinds_words
 from probes.types import ProbeOutcome, Status
 
@@ -608,6 +610,97 @@ def check_run_data(outcome: ProbeOutcome, *, checked_at: datetime) -> dict[str, 
     return dict(CheckRunSerializer(result, context={"tools": tools, "warnings": list(kept.warnings)}).data)
 
 
+class QuoteState:
+    """Name where the free-tier quote's verification stands (``quote_status``)."""
+
+    NONE = "none"  # no pricing page entered
+    PENDING = "pending"  # not fetched since it was entered
+    FOUND = "found"  # the last fetch found it
+    NOT_FOUND = "not_found"  # the last fetch did not (quote_problem says why)
+    ALL = (NONE, PENDING, FOUND, NOT_FOUND)
+
+
+def quote_state(listing: HealthcheckListing) -> str:
+    """Return where the listing's quote verification stands (one of QuoteState.ALL)."""
+    if not listing.pricing_url:
+        return QuoteState.NONE
+    if listing.quote_checked_at is None:
+        return QuoteState.PENDING
+    return QuoteState.NOT_FOUND if listing.quote_problem else QuoteState.FOUND
+
+
+class HealthcheckListingSerializer(RejectUnknownFields, serializers.ModelSerializer[HealthcheckListing]):
+    """A customer's own listing of their MCP server: the publisher evidence of its scorecard.
+
+    Written whole (PUT); the service (monitors.services.listing_set) checks each field and names it
+    in a 400. Uptimy fetches the pricing page (robots.txt honoured, at most daily) and records when
+    the quote was last found there: scorecard check 12 passes within 90 days of that.
+    """
+
+    namespace = serializers.CharField(
+        max_length=NAMESPACE_MAX,
+        allow_blank=True,  # the service's message says what to enter
+        help_text="The registry-style server name: a reverse-DNS namespace, a slash and a name, e.g. "
+        "`io.github.owner/server` or `com.example/server` (checks 18 and 20 read it).",
+    )
+    website_url = serializers.CharField(
+        max_length=URL_MAX, required=False, allow_blank=True, help_text="The publisher's website (check 18)."
+    )
+    repository_url = serializers.CharField(
+        max_length=URL_MAX,
+        required=False,
+        allow_blank=True,
+        help_text="The source repository (checks 19, 20; a GitHub repository's licence is looked up for 22).",
+    )
+    pricing_url = serializers.CharField(
+        max_length=URL_MAX,
+        required=False,
+        allow_blank=True,
+        help_text="The publisher's page stating the free tier; required with `quote`.",
+    )
+    quote = serializers.CharField(
+        max_length=quotes.QUOTE_MAX,
+        required=False,
+        allow_blank=True,
+        help_text='Text the pricing page states, e.g. "Free tier: 1,000 calls a month". It must say "free" or '
+        '"freemium" (a free trial does not count); case, whitespace and typographic quotes and dashes are '
+        "ignored when it is looked for in the page's visible text.",
+    )
+    quote_status = serializers.SerializerMethodField(
+        help_text="none (no pricing page), pending (not fetched yet), found (the last fetch found it), "
+        "not_found (see quote_problem)."
+    )
+    quote_checked_at = serializers.DateTimeField(read_only=True, help_text="When the page was last fetched.")
+    quote_last_found_at = serializers.DateTimeField(
+        source="quote_found_at",
+        read_only=True,
+        help_text="When a fetch last found the quote: check 12's date (kept when a later fetch does not).",
+    )
+    quote_problem = serializers.CharField(read_only=True, help_text="Why the last fetch did not find it.")
+    quote_next_check_at = serializers.DateTimeField(source="quote_due_at", read_only=True)
+
+    class Meta:
+        model = HealthcheckListing
+        fields = [
+            "namespace",
+            "website_url",
+            "repository_url",
+            "pricing_url",
+            "quote",
+            "quote_status",
+            "quote_checked_at",
+            "quote_last_found_at",
+            "quote_problem",
+            "quote_next_check_at",
+            "updated_at",
+        ]
+        read_only_fields = ["updated_at"]
+
+    @extend_schema_field(serializers.ChoiceField(choices=QuoteState.ALL))
+    def get_quote_status(self, obj: HealthcheckListing) -> str:
+        return quote_state(obj)
+
+
 class ScorecardCheckSerializer(serializers.Serializer[dict[str, Any]]):
     """One of the 22 checks: its verdict in words, when its evidence was seen, why, and the evidence."""
 
@@ -634,10 +727,19 @@ class ScorecardSerializer(serializers.Serializer[dict[str, Any]]):
     passed = serializers.IntegerField()
     total = serializers.IntegerField()
     checks = ScorecardCheckSerializer(many=True)
+    listing = HealthcheckListingSerializer(
+        allow_null=True, help_text="The check's own listing (publisher evidence, check 12's quote), or null."
+    )
 
 
-def scorecard_data(healthcheck: Healthcheck, card: scorecard.Scorecard, *, now: datetime) -> dict[str, Any]:
-    """Return the scorecard's API answer (the web page shows the same values)."""
+def scorecard_data(
+    healthcheck: Healthcheck,
+    card: scorecard.Scorecard,
+    *,
+    now: datetime,
+    listing: HealthcheckListing | None = None,
+) -> dict[str, Any]:
+    """Return the scorecard's API answer (the web page shows the same values), with the check's own listing."""
     checks = [
         {
             "number": result.number,
@@ -657,5 +759,6 @@ def scorecard_data(healthcheck: Healthcheck, card: scorecard.Scorecard, *, now: 
         "passed": card.passed,
         "total": card.total,
         "checks": checks,
+        "listing": listing,
     }
     return dict(ScorecardSerializer(answer).data)

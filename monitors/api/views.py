@@ -22,6 +22,7 @@ from monitors.api.serializers import (
     CauseChangeSerializer,
     CheckRunRequestSerializer,
     CheckRunSerializer,
+    HealthcheckListingSerializer,
     HealthcheckSerializer,
     HealthcheckUpdatedSerializer,
     MaintenanceWindowSerializer,
@@ -43,6 +44,7 @@ from probes.checks import check_kind
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
 
 _M = TypeVar("_M", bound=Model)
+NO_LISTING = "This healthcheck has no listing."
 
 
 class _HasRequest(Protocol):
@@ -200,8 +202,8 @@ class HealthcheckViewSet(
 
         From its latest attempt, its tool list, and its last 7 and 30 days (whole hours); a
         check's evidence over 24 hours old is labelled "Outdated check". The six publisher checks
-        need a listing, which a healthcheck has not: not measured. 404, saying so, for a check of
-        another type.
+        and check 12 read the check's own listing (``/listing/``): without one they are not
+        measured (12 fails). 404, saying so, for a check of another type.
         """
         healthcheck = self.get_object()
         now = timezone.now()
@@ -209,7 +211,41 @@ class HealthcheckViewSet(
             card = selectors.scorecard_of(healthcheck=healthcheck, now=now)
         except selectors.NotAnMcpCheck as refused:
             return Response({"detail": str(refused)}, status=status.HTTP_404_NOT_FOUND)
-        return Response(scorecard_data(healthcheck, card, now=now))
+        listing = selectors.listing_of(healthcheck=healthcheck)
+        return Response(scorecard_data(healthcheck, card, now=now, listing=listing))
+
+    @extend_schema(methods=["GET"], responses={200: HealthcheckListingSerializer, 404: OpenApiTypes.OBJECT})
+    @extend_schema(
+        methods=["PUT"],
+        request=HealthcheckListingSerializer,
+        responses={200: HealthcheckListingSerializer, 400: OpenApiTypes.OBJECT},
+    )
+    @extend_schema(methods=["DELETE"], request=None, responses={204: None, 404: OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get", "put", "delete"], filterset_class=None, pagination_class=None)
+    def listing(self, request: Request, id: str | None = None) -> Response:
+        """The MCP check's own listing: its namespace, website, repository, pricing page and free-tier quote.
+
+        The scorecard's publisher checks (17–22) read it as a manual listing (so check 17 fails),
+        and check 12 passes while the quote was found on the pricing page within 90 days: Uptimy
+        fetches the page soon after it is entered, then daily. PUT replaces it whole (400 naming
+        the field), DELETE removes it; GET answers 404 while there is none.
+        """
+        healthcheck = self.get_object()
+        if request.method == "PUT":
+            serializer = HealthcheckListingSerializer(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            listing = services.listing_set(
+                healthcheck=healthcheck, data=serializer.validated_data, now=timezone.now()
+            )
+            return Response(HealthcheckListingSerializer(listing).data)
+        if request.method == "DELETE":
+            if not services.listing_clear(healthcheck=healthcheck):
+                return Response({"detail": NO_LISTING}, status=status.HTTP_404_NOT_FOUND)
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        found = selectors.listing_of(healthcheck=healthcheck)
+        if found is None:
+            return Response({"detail": NO_LISTING}, status=status.HTTP_404_NOT_FOUND)
+        return Response(HealthcheckListingSerializer(found).data)
 
     @extend_schema(request=None, responses={200: ProbeResultSerializer(many=True), 409: OpenApiTypes.OBJECT})
     @action(detail=True, methods=["post"], filterset_class=None, pagination_class=None)

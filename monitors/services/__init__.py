@@ -15,6 +15,12 @@ from monitors.services.healthchecks import (
     healthcheck_trial_config,
     healthcheck_update,
 )
+from monitors.services.listings import (
+    listing_clear,
+    listing_set,
+    quote_verification_record,
+    quotes_verify,
+)
 from monitors.services.maintenance import (
     maintenance_window_create,
     maintenance_window_delete,
@@ -78,6 +84,8 @@ __all__ = [
     "invitation_revoke",
     "invitation_sign_up",
     "invitation_token",
+    "listing_clear",
+    "listing_set",
     "maintenance_window_create",
     "maintenance_window_delete",
     "maintenance_window_update",
@@ -87,6 +95,8 @@ __all__ = [
     "organization_create",
     "organization_sign_up",
     "outcomes_record",
+    "quote_verification_record",
+    "quotes_verify",
     "result_unsaved",
     "results_prune",
     "rollups_refresh",

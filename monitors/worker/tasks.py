@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from monitors import services
 from monitors.models import region_queue
+from monitors.pagefetch import fetch_page
 from monitors.worker import dispatch
 from monitors.worker.execution import BatchItem, Enqueue, execute_batch
 
@@ -82,3 +83,19 @@ def refresh_rollups() -> int:
 def prune_results() -> int:
     """Delete raw results older than each plan's retention."""
     return services.results_prune(now=timezone.now())
+
+
+@shared_task(name="monitors.verify_quotes", ignore_result=True, expires=600)
+def verify_quotes() -> int:
+    """Fetch due pricing pages (one at a time, one per host) and record whether each states its free-tier quote."""
+    report = services.quotes_verify(
+        fetch=lambda url: fetch_page(
+            url,
+            timeout=settings.UPTIMY_QUOTE_FETCH_TIMEOUT,
+            allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
+            nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
+        ),
+        now=timezone.now,
+        limit=settings.UPTIMY_QUOTE_PAGES_PER_ROUND,
+    )
+    return report.found
