@@ -1044,10 +1044,11 @@ def _scorecard_attempts(healthcheck: Healthcheck) -> QuerySet[ProbeResult]:
 
 @dataclass(frozen=True, slots=True)
 class ScorecardReads:
-    """Hold what a page read already and the scorecard would read again: its latest attempt, the tool list version."""
+    """Hold what a page read already and the scorecard would read again: latest attempt, tool list, own listing."""
 
     latest_attempt: ProbeResult | None
     tool_list: ToolListView | None
+    listing: HealthcheckListing | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1081,7 +1082,7 @@ def scorecard_evidence(
 ) -> scorecard.Evidence:
     """Return every evidence value of the MCP healthcheck's scorecard at ``now``, in a fixed number of queries.
 
-    Seven queries; five when ``known`` brings two; one more when the check's listing names a
+    Seven queries; four when ``known`` brings three; one more when the check's listing names a
     repository (its licence answer).
 
     Windows are whole hours: the current one and the 7×24 (30×24) before it. Hours before the
@@ -1092,8 +1093,8 @@ def scorecard_evidence(
     check 12's; without one the publisher checks are not measured. Raises NotAnMcpCheck for
     another type.
 
-    ``known``: the latest attempt and the tool list version a caller read already
-    (:func:`newest_results`, :func:`tool_list_latest`), which saves those two queries.
+    ``known``: the latest attempt, the tool list version and the listing a caller read already
+    (:func:`newest_results`, :func:`tool_list_latest`, :func:`listing_of`), which saves those queries.
     """
     if healthcheck.type != MCP.number:
         raise NotAnMcpCheck(
@@ -1127,7 +1128,7 @@ def scorecard_evidence(
         .values_list("id", "removed_count", "new_required_inputs_count")
     )
     version = tool_list_latest(healthcheck_id=healthcheck.id) if known is None else known.tool_list
-    listing = listing_of(healthcheck=healthcheck)
+    listing = listing_of(healthcheck=healthcheck) if known is None else known.listing
     uri = healthcheck.config.get("uri") if isinstance(healthcheck.config, dict) else None
     endpoint = uri if isinstance(uri, str) else ""
     latest = _attempt_of_row(latest_row) if latest_row else None

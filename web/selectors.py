@@ -202,8 +202,8 @@ class HealthcheckPage:
     percent_30d: str | None
     # The hourly median response times by region slug, each region its own chart.
     chart_points: dict[str, list[tuple[datetime, float]]]
-    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of: five queries of its own, six
-    # with a listed repository; its latest attempt and tool list version shared with the page's reads).
+    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of: four queries of its own, five
+    # with a listed repository; its latest attempt, tool list version and listing shared with the page's reads).
     scorecard: ScorecardView | None = None
     # MCP checks only: the check's own listing (namespace, links, the free-tier quote), if entered.
     listing: HealthcheckListing | None = None
@@ -285,6 +285,7 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
     ):
         if median is not None:
             chart_points.setdefault(region_slug, []).append((moment, median))
+    listing = selectors.listing_of(healthcheck=healthcheck) if is_mcp else None
     figures = selectors.availability_over(healthchecks=[healthcheck], spans=UPTIME_SPANS, now=now)[
         healthcheck.id
     ]
@@ -312,11 +313,13 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
             selectors.scorecard_of(
                 healthcheck=healthcheck,
                 now=now,
-                known=selectors.ScorecardReads(latest_attempt=found.latest_attempt, tool_list=version),
+                known=selectors.ScorecardReads(
+                    latest_attempt=found.latest_attempt, tool_list=version, listing=listing
+                ),
             ),
             now=now,
         )
         if is_mcp
         else None,
-        listing=selectors.listing_of(healthcheck=healthcheck) if healthcheck.type == MCP.number else None,
+        listing=listing,
     )

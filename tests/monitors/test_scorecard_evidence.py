@@ -13,6 +13,7 @@ from monitors.scorecard import NO_LISTING, PUBLISHER_CHECKS, AttemptTally, Verdi
 from monitors.selectors import (
     NotAnMcpCheck,
     ScorecardReads,
+    listing_of,
     newest_results,
     scorecard_evidence,
     scorecard_of,
@@ -407,13 +408,14 @@ def test_the_evidence_from_what_a_page_read_is_the_evidence_read_afresh(check):
     known = ScorecardReads(
         latest_attempt=newest_results(healthcheck=check).latest_attempt,
         tool_list=tool_list_latest(healthcheck_id=check.id),
+        listing=listing_of(healthcheck=check),
     )
 
     with CaptureQueriesContext(connection) as captured:
         shared = scorecard_evidence(healthcheck=check, now=NOW, known=known)
 
     assert shared == scorecard_evidence(healthcheck=check, now=NOW)
-    assert len(captured) == 4  # the six less the latest attempt and the tool list version
+    assert len(captured) == 4  # the seven less the latest attempt, the tool list version and the listing
 
 
 @pytest.mark.parametrize(
