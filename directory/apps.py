@@ -11,3 +11,7 @@ class DirectoryConfig(AppConfig):
         # Register the sync task in every process, the embedded worker's included: it runs each
         # beat entry by task name.
         from directory import tasks  # noqa: F401
+        from directory.demo import demo_directory
+        from monitors.signals import demo_ready
+
+        demo_ready.connect(demo_directory, dispatch_uid="directory.demo_directory")

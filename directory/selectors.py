@@ -1,12 +1,25 @@
-"""Read the directory: visible listings, and a listing as the scorecard's evidence (checks 17–22)."""
+"""Read the directory: visible listings, a listing as the scorecard's evidence, the ranked pages and a server.
+
+The directory page and the server page are a fixed number of queries each (pinned in
+tests/directory/test_directory_pages.py): the ranked page is one count and one query of listings
+joined to their stored scorecard; a server is one query and its remotes.
+"""
 
 from __future__ import annotations
 
-from django.db.models import QuerySet
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Exists, F, OrderBy, OuterRef, Q, QuerySet
+from django.utils.dateparse import parse_datetime
 
 from directory.github import repository_of
-from directory.models import Listing, RepositoryLicence
-from monitors.scorecard import Evidence, LicenceLookup, ListingSource, LookupStatus
+from directory.query import Kind
+from directory.models import Listing, ListingRemote, ListingScorecard, RepositoryLicence
+from monitors import scorecard
+from monitors.scorecard import CheckResult, Evidence, LicenceLookup, ListingSource, LookupStatus, Verdict
 from monitors.scorecard import Listing as ListingEvidence
 
 
@@ -69,3 +82,188 @@ def listing_scorecard_evidence(listing: Listing) -> Evidence:
         listing=listing_evidence(listing),
         licence=licence_lookup(listing),
     )
+
+
+def _licence_lookup_of(row: RepositoryLicence) -> LicenceLookup:
+    return LicenceLookup(
+        status=LookupStatus(row.status),
+        looked_up_at=row.looked_up_at,
+        spdx_id=row.spdx_id or None,
+        osi_approved=row.osi_approved,
+        list_version=row.list_version or None,
+    )
+
+
+def listings_scorecard_evidence(listings: Sequence[Listing], *, now: datetime) -> dict[int, Evidence]:
+    """Return each listing's scorecard evidence by listing id, in one query for every licence.
+
+    The listings come with their remotes prefetched (else one query each). The publisher
+    evidence (17–22) is the registry's and GitHub's, as :func:`listing_scorecard_evidence` reads
+    it for one listing; the probing evidence (1–16) is merged in :func:`with_probe_evidence`.
+    """
+    repositories = {listing.pk: repository_of(listing.repository_url) for listing in listings}
+    keys = {(owner.lower(), repo.lower()) for owner, repo in filter(None, repositories.values())}
+    licences: dict[tuple[str, str], LicenceLookup] = {}
+    if keys:
+        rows = RepositoryLicence.objects.filter(
+            owner__in={owner for owner, _ in keys}, repo__in={repo for _, repo in keys}
+        )
+        licences = {(row.owner, row.repo): _licence_lookup_of(row) for row in rows}
+    publisher: dict[int, Evidence] = {}
+    for listing in listings:
+        remotes = list(listing.remotes.all())
+        repository = repositories[listing.pk]
+        lookup = licences.get((repository[0].lower(), repository[1].lower())) if repository else None
+        publisher[listing.pk] = Evidence(
+            endpoint_url=remotes[0].url if remotes else None,
+            listing=listing_evidence(listing),
+            licence=lookup or LicenceLookup(status=LookupStatus.NOT_DONE),
+        )
+    # PROBE EVIDENCE HOOK: once directory probing lands, read checks 1–16 here, in a fixed
+    # number of queries for the whole chunk, and merge them:
+    #     probed = probe_evidence(list(publisher), now=now)
+    probed: dict[int, Evidence] = {}
+    return with_probe_evidence(publisher, probed)
+
+
+def with_probe_evidence(publisher: Mapping[int, Evidence], probed: Mapping[int, Evidence]) -> dict[int, Evidence]:
+    """Return the publisher evidence with directory probing's (checks 1–16) merged in: the one place they meet.
+
+    Probing's evidence carries no listing and no licence; the publisher's carries nothing else.
+    A listing probing has nothing for keeps its publisher evidence alone (its probe checks are
+    then not measured).
+    """
+    merged: dict[int, Evidence] = {}
+    for listing_id, evidence in publisher.items():
+        probe = probed.get(listing_id)
+        merged[listing_id] = (
+            evidence
+            if probe is None
+            else replace(
+                probe,
+                endpoint_url=probe.endpoint_url or evidence.endpoint_url,
+                listing=evidence.listing,
+                licence=evidence.licence,
+            )
+        )
+    return merged
+
+
+# --- the public directory ----------------------------------------------------------------------
+
+
+def _ranking(prefix: str) -> list[OrderBy]:
+    """Return the directory's order over ``ListingScorecard`` fields under ``prefix``; listings not scored yet last."""
+    return [
+        F(f"{prefix}passed").desc(nulls_last=True),
+        F(f"{prefix}core_passed").desc(nulls_last=True),
+        F(f"{prefix}success_ratio").desc(nulls_last=True),
+        F(f"{prefix}p50_ms").asc(nulls_last=True),
+        F(f"{prefix}observed_at").desc(nulls_last=True),
+    ]
+
+
+def directory_listings(*, kind: Kind, query: str = "") -> QuerySet[Listing]:
+    """Return the visible latest listings of ``kind`` matching ``query``, ranked, each with its stored scorecard.
+
+    Ranked by passed checks, then core checks (1–4), sampled success, p50 latency (lower first)
+    and recency; then by name. ``query`` matches the name, title or description, case ignored.
+    One query per page (and one to count): the scorecard is joined, remotes are an EXISTS.
+    """
+    listings = (
+        Listing.objects.filter(is_latest=True)
+        .exclude(status=Listing.Status.DELETED)
+        .alias(has_remote=Exists(ListingRemote.objects.filter(listing=OuterRef("pk"))))
+        .filter(has_remote=kind is Kind.REMOTE)
+        .select_related("scorecard")
+        .defer("raw", "packages")
+    )
+    if query:
+        listings = listings.filter(
+            Q(name__icontains=query) | Q(title__icontains=query) | Q(description__icontains=query)
+        )
+    return listings.order_by(*_ranking("scorecard__"), "name")
+
+
+def listing_by_name(name: str) -> Listing | None:
+    """Return the visible latest listing named ``name`` with its remotes and stored scorecard, or None."""
+    return (
+        Listing.objects.filter(is_latest=True, name=name)
+        .exclude(status=Listing.Status.DELETED)
+        .select_related("scorecard")
+        .prefetch_related("remotes")
+        .defer("raw")
+        .first()
+    )
+
+
+def scorecard_of(listing: Listing) -> ListingScorecard | None:
+    """Return the listing's stored scorecard (joined by the readers above), or None before the first recompute."""
+    try:
+        return listing.scorecard
+    except ListingScorecard.DoesNotExist:
+        return None
+
+
+def stored_results(card: ListingScorecard) -> tuple[CheckResult, ...]:
+    """Return the stored results as the scorecard's own values, so freshness is judged at read time."""
+    results = []
+    for item in card.results:
+        observed = item.get("observed_at")
+        results.append(
+            CheckResult(
+                number=int(item["number"]),
+                name=str(item["name"]),
+                verdict=Verdict(item["verdict"]),
+                observed_at=parse_datetime(observed) if isinstance(observed, str) else None,
+                reason=str(item.get("reason", "")),
+                evidence=item.get("evidence") or {},
+            )
+        )
+    return tuple(results)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRow:
+    """One check as the server page and the API show it: its rule, verdict, date, freshness and evidence."""
+
+    number: int
+    name: str
+    rule: str
+    verdict: str  # passed | failed | not_measured
+    verdict_words: str
+    observed_at: datetime | None
+    outdated: bool
+    outdated_label: str | None
+    reason: str
+    evidence: Mapping[str, Any]
+
+
+def check_rows(card: ListingScorecard, *, now: datetime) -> list[CheckRow]:
+    """Return the stored scorecard's checks in order, each with its one-line rule and freshness at ``now``."""
+    return [
+        CheckRow(
+            number=result.number,
+            name=result.name,
+            rule=scorecard.RULES[result.number],
+            verdict=result.verdict.value,
+            verdict_words=scorecard.VERDICT_WORDS[result.verdict],
+            observed_at=result.observed_at,
+            outdated=scorecard.is_outdated(result, now=now),
+            outdated_label=scorecard.freshness_label(result, now=now),
+            reason=result.reason,
+            evidence=result.evidence,
+        )
+        for result in stored_results(card)
+    ]
+
+
+def badge_figures(name: str) -> tuple[int | None, int | None] | None:
+    """Return the passed and total checks of the visible listing ``name`` (None, None before its first scorecard), or None."""
+    found = (
+        Listing.objects.filter(is_latest=True, name=name)
+        .exclude(status=Listing.Status.DELETED)
+        .values_list("scorecard__passed", "scorecard__total")
+        .first()
+    )
+    return None if found is None else (found[0], found[1])

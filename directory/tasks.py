@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.utils import timezone
 
+from directory.services import scorecards_recompute
 from directory.sync import look_up_licences, sync_registry
 
 # GitHub allows 60 unauthenticated requests an hour, 5,000 with a token.
@@ -20,3 +22,9 @@ def sync_registry_incremental() -> int:
 def look_up_licences_due() -> int:
     """Ask GitHub for the licences of listed repositories not looked up within a week; return how many answered."""
     return look_up_licences(limit=LICENCES_PER_ROUND).looked_up
+
+
+@shared_task(name="directory.recompute_scorecards")
+def recompute_scorecards() -> int:
+    """Recompute every visible listing's stored scorecard; return how many were written."""
+    return scorecards_recompute(now=timezone.now())

@@ -12,7 +12,7 @@ import functools
 from collections.abc import Sequence
 
 from statuspages.render.bars import BarLevel, DayBar, period_uptime
-from statuspages.render.svg import clean, escape, number
+from monitors.svg import clean, escape, number
 
 NAME_LIMIT = 200
 INCIDENT_TITLE_LIMIT = 120
