@@ -19,7 +19,5 @@ def checks_badge(passed: int | None, total: int | None) -> Badge:
     """Return the badge of ``passed`` of ``total`` checks; "not checked yet" before the first scorecard."""
     if passed is None or not total:
         return Badge(LABEL, "not checked yet", Color.LIGHTGREY)
-    color = next(
-        (color for floor, color in SHARE_COLORS if passed * 100 >= floor * total), Color.RED
-    )
+    color = next((color for floor, color in SHARE_COLORS if passed * 100 >= floor * total), Color.RED)
     return Badge(LABEL, f"{passed}/{total}", color)

@@ -117,17 +117,31 @@ class RepositoryLicence(models.Model):
         return f"{self.owner}/{self.repo}: {self.spdx_id or self.status}"
 
 
+class ResultsField(models.JSONField):  # type: ignore[type-arg]
+    """A JSONField bulk-inserted with a placeholder per row, not Django's UNNEST of one array per column.
+
+    Django 5.2 inserts many rows on PostgreSQL as ``UNNEST(%s::jsonb[], …)``, and psycopg quotes
+    each JSON text into the array's literal character by character: 1,000 scorecards took 1.8 s
+    to send, against 0.01 s to insert. A field with ``get_placeholder`` opts the insert out.
+    """
+
+    def get_placeholder(self, value: object, compiler: object, connection: object) -> str:
+        return "%s"
+
+
 class ListingScorecard(models.Model):
     """A visible latest listing's stored scorecard: what the directory ranks, lists and draws badges from.
 
     Written only by ``directory.services.scorecards_recompute``. The directory's order
-    (``directory.selectors.directory_listings``) is passed checks, then core checks (the connection checks 1–4,
+    (``directory.selectors.RANKING``, the ``scorecard_rank`` index) is passed checks, then core checks (the connection checks 1–4,
     ``monitors.scorecard.CORE_CHECKS``), the sampled success ratio, the p50 latency (lower first)
     and the latest observation (recency), unknowns last. A local-only listing (``remote`` False)
     holds the six publisher checks and is never ranked with remote ones.
     """
 
-    listing = models.OneToOneField(Listing, on_delete=models.CASCADE, primary_key=True, related_name="scorecard")
+    listing = models.OneToOneField(
+        Listing, on_delete=models.CASCADE, primary_key=True, related_name="scorecard"
+    )
     remote = models.BooleanField()
     passed = models.PositiveSmallIntegerField()
     total = models.PositiveSmallIntegerField()
@@ -138,18 +152,12 @@ class ListingScorecard(models.Model):
     p50_ms = models.FloatField(null=True, blank=True, help_text="Median successful time over 7 days")
     observed_at = models.DateTimeField(null=True, blank=True, help_text="The latest evidence's time")
     # [{"number", "name", "verdict", "observed_at" (ISO or null), "reason", "evidence"}] in check order.
-    results = models.JSONField(default=list, encoder=DjangoJSONEncoder)
+    results = ResultsField(default=list, encoder=DjangoJSONEncoder)
     computed_at = models.DateTimeField()
 
-    class Meta:
-        indexes = [
-            models.Index(
-                "remote",
-                models.F("passed").desc(),
-                models.F("core_passed").desc(),
-                name="scorecard_rank",
-            )
-        ]
+    # The ranking index ("scorecard_rank": directory.selectors.RANKING column for column, so a page
+    # is read in its order) is PostgreSQL's only, as SQLite can't say NULLS LAST in an index:
+    # migration 0003 makes it.
 
     def __str__(self) -> str:
         return f"{self.listing_id}: {self.passed}/{self.total}"

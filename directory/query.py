@@ -61,9 +61,7 @@ def directory_query(params: Mapping[str, str]) -> DirectoryQuery:
     try:
         kind = Kind(raw_kind)
     except ValueError:
-        raise QueryInvalid(
-            "kind", f"kind must be remote or local, not {raw_kind[:20]!r}."
-        ) from None
+        raise QueryInvalid("kind", f"kind must be remote or local, not {raw_kind[:20]!r}.") from None
     return DirectoryQuery(
         q=q,
         kind=kind,

@@ -1,8 +1,9 @@
 """Read the directory: visible listings, a listing as the scorecard's evidence, the ranked pages and a server.
 
 The directory page and the server page are a fixed number of queries each (pinned in
-tests/directory/test_directory_pages.py): the ranked page is one count and one query of listings
-joined to their stored scorecard; a server is one query and its remotes.
+tests/directory/test_directory_pages.py): the ranked page is one count and one query of stored
+scorecards joined to their listings, read in the ranking index's order; a server is one query and
+its remotes.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Exists, F, OrderBy, OuterRef, Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils.dateparse import parse_datetime
 
 from directory.github import repository_of
+from directory.models import Listing, ListingScorecard, RepositoryLicence
 from directory.query import Kind
-from directory.models import Listing, ListingRemote, ListingScorecard, RepositoryLicence
 from monitors import scorecard
 from monitors.scorecard import CheckResult, Evidence, LicenceLookup, ListingSource, LookupStatus, Verdict
 from monitors.scorecard import Listing as ListingEvidence
@@ -126,7 +127,9 @@ def listings_scorecard_evidence(listings: Sequence[Listing], *, now: datetime) -
     return with_probe_evidence(publisher, probed)
 
 
-def with_probe_evidence(publisher: Mapping[int, Evidence], probed: Mapping[int, Evidence]) -> dict[int, Evidence]:
+def with_probe_evidence(
+    publisher: Mapping[int, Evidence], probed: Mapping[int, Evidence]
+) -> dict[int, Evidence]:
     """Return the publisher evidence with directory probing's (checks 1–16) merged in: the one place they meet.
 
     Probing's evidence carries no listing and no licence; the publisher's carries nothing else.
@@ -152,37 +155,42 @@ def with_probe_evidence(publisher: Mapping[int, Evidence], probed: Mapping[int, 
 # --- the public directory ----------------------------------------------------------------------
 
 
-def _ranking(prefix: str) -> list[OrderBy]:
-    """Return the directory's order over ``ListingScorecard`` fields under ``prefix``; listings not scored yet last."""
-    return [
-        F(f"{prefix}passed").desc(nulls_last=True),
-        F(f"{prefix}core_passed").desc(nulls_last=True),
-        F(f"{prefix}success_ratio").desc(nulls_last=True),
-        F(f"{prefix}p50_ms").asc(nulls_last=True),
-        F(f"{prefix}observed_at").desc(nulls_last=True),
-    ]
+# The directory's order; ``scorecard_rank`` (directory.models) is this order, so a page is read in
+# index order and stops after its rows, never sorting every listing.
+RANKING = (
+    F("passed").desc(),
+    F("core_passed").desc(),
+    F("success_ratio").desc(nulls_last=True),
+    F("p50_ms").asc(nulls_last=True),
+    F("observed_at").desc(nulls_last=True),
+    F("listing_id").asc(),
+)
 
 
-def directory_listings(*, kind: Kind, query: str = "") -> QuerySet[Listing]:
-    """Return the visible latest listings of ``kind`` matching ``query``, ranked, each with its stored scorecard.
+def directory_scorecards(*, kind: Kind, query: str = "") -> QuerySet[ListingScorecard]:
+    """Return the stored scorecards of the visible latest listings of ``kind`` matching ``query``, ranked, each with its listing.
 
-    Ranked by passed checks, then core checks (1–4), sampled success, p50 latency (lower first)
-    and recency; then by name. ``query`` matches the name, title or description, case ignored.
-    One query per page (and one to count): the scorecard is joined, remotes are an EXISTS.
+    Ranked by passed checks, then core checks (1–4), sampled success, p50 latency (lower first),
+    recency, then the listing's id (the oldest listing first). ``query`` matches the name, title or
+    description, case ignored. A listing is ranked once its first scorecard is computed (the
+    recompute runs right after an import and every UPTIMY_DIRECTORY_SCORECARDS_SECONDS); its
+    page answers before. One query per page and one to count.
     """
-    listings = (
-        Listing.objects.filter(is_latest=True)
-        .exclude(status=Listing.Status.DELETED)
-        .alias(has_remote=Exists(ListingRemote.objects.filter(listing=OuterRef("pk"))))
-        .filter(has_remote=kind is Kind.REMOTE)
-        .select_related("scorecard")
-        .defer("raw", "packages")
+    # Only shown listings have a stored scorecard (the sync removes one as it hides its listing),
+    # so neither the page nor its count joins the listings to filter them.
+    cards = (
+        ListingScorecard.objects.filter(remote=kind is Kind.REMOTE)
+        .select_related("listing")
+        # A page shows the figures, not each check: the results (a few kilobytes each) stay unread.
+        .defer("results", "listing__raw", "listing__packages")
     )
     if query:
-        listings = listings.filter(
-            Q(name__icontains=query) | Q(title__icontains=query) | Q(description__icontains=query)
+        cards = cards.filter(
+            Q(listing__name__icontains=query)
+            | Q(listing__title__icontains=query)
+            | Q(listing__description__icontains=query)
         )
-    return listings.order_by(*_ranking("scorecard__"), "name")
+    return cards.order_by(*RANKING)
 
 
 def listing_by_name(name: str) -> Listing | None:

@@ -101,6 +101,10 @@ def _listing_store(entry: ServerEntry, *, now: datetime) -> None:
     )
     if entry.is_latest:
         Listing.objects.filter(name=entry.name, is_latest=True).exclude(pk=listing.pk).update(is_latest=False)
+        # A stored scorecard belongs to a shown listing only (the directory counts them without a join).
+        ListingScorecard.objects.filter(listing__name=entry.name).exclude(listing=listing).delete()
+    if not entry.is_latest or entry.status.value == Listing.Status.DELETED:
+        ListingScorecard.objects.filter(listing=listing).delete()
     listing.remotes.all().delete()
     ListingRemote.objects.bulk_create(
         ListingRemote(
@@ -300,8 +304,8 @@ def scorecards_recompute(*, now: datetime, chunk_size: int = SCORECARD_CHUNK) ->
     A chunk of listings at a time: their evidence in a fixed number of queries
     (``listings_scorecard_evidence``), the rules (pure), and one upsert per chunk in its own
     transaction, so readers see each chunk's new scorecards at once and a failure keeps the
-    chunks before it. Scorecards of listings no longer shown (deleted, or replaced by a newer
-    version) are removed at the end.
+    chunks before it. A stored scorecard belongs to a shown listing only: the sync removes one as
+    it hides its listing (``_listing_store``), and this sweeps any left at the end.
     """
     ids = list(
         Listing.objects.filter(is_latest=True)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from django.urls import path
 
-from directory import converters  # noqa: F401  (registers the "server" converter)
-from directory import views
+from directory import (
+    converters,  # noqa: F401  (registers the "server" converter)
+    views,
+)
 
 app_name = "directory"
 urlpatterns = [

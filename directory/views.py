@@ -13,7 +13,8 @@ from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
-from django.utils.cache import get_conditional_response, patch_cache_control, quote_etag
+from django.utils.cache import get_conditional_response, patch_cache_control
+from django.utils.http import quote_etag
 from django.views.decorators.http import require_safe
 
 from directory import selectors
@@ -40,18 +41,22 @@ def directory_page(request: HttpRequest) -> HttpResponse:
     except QueryInvalid as problem:
         return render(request, "directory/problem.html", {"message": problem.message}, status=400)
     paginator = Paginator(
-        selectors.directory_listings(kind=query.kind, query=query.q), query.page_size, allow_empty_first_page=True
+        selectors.directory_scorecards(kind=query.kind, query=query.q),
+        query.page_size,
+        allow_empty_first_page=True,
     )
     if query.page > paginator.num_pages:
         raise Http404(f"There is no page {query.page}: this list has {paginator.num_pages}.")
     page = paginator.page(query.page)
-    rows = [(listing, selectors.scorecard_of(listing)) for listing in page.object_list]
+    rows = [(card.listing, card) for card in page.object_list]
     context = {
         "query": query,
         "page": page,
         "rows": rows,
         "first_rank": page.start_index(),
-        "kinds": [(kind.value, "Remote servers" if kind is Kind.REMOTE else "Local-only packages") for kind in Kind],
+        "kinds": [
+            (kind.value, "Remote servers" if kind is Kind.REMOTE else "Local-only packages") for kind in Kind
+        ],
         "core_total": len(CORE_CHECKS),
     }
     response = render(request, "directory/index.html", context)

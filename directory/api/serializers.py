@@ -27,10 +27,14 @@ class ServerSerializer(serializers.Serializer[dict[str, Any]]):
     version = serializers.CharField()
     status = serializers.ChoiceField(choices=["active", "deprecated"])
     status_message = serializers.CharField(help_text="The publisher's message of a deprecated server.")
-    remote = serializers.BooleanField(help_text="False for a local-only package: the six publisher checks only.")
+    remote = serializers.BooleanField(
+        help_text="False for a local-only package: the six publisher checks only."
+    )
     passed = serializers.IntegerField(allow_null=True)
     total = serializers.IntegerField(allow_null=True)
-    core_passed = serializers.IntegerField(allow_null=True, help_text="Passed among the connection checks 1–4.")
+    core_passed = serializers.IntegerField(
+        allow_null=True, help_text="Passed among the connection checks 1–4."
+    )
     success_ratio = serializers.FloatField(allow_null=True, help_text="Successes / attempts over 30 days.")
     p50_ms = serializers.FloatField(allow_null=True, help_text="Median successful time over 7 days.")
     observed_at = serializers.DateTimeField(allow_null=True, help_text="The latest evidence's time.")
@@ -49,7 +53,9 @@ class ServerDetailSerializer(ServerSerializer):
     checks = DirectoryCheckSerializer(many=True)
 
 
-def server_data(listing: Listing, card: ListingScorecard | None, *, remote: bool, base: str) -> dict[str, Any]:
+def server_data(
+    listing: Listing, card: ListingScorecard | None, *, remote: bool, base: str
+) -> dict[str, Any]:
     """Return a server's list item; ``base`` is the directory's absolute URL ("https://host/directory/")."""
     return {
         "name": listing.name,

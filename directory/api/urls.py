@@ -2,8 +2,8 @@
 
 from django.urls import path
 
-from directory.api import views
 from directory import converters  # noqa: F401  (registers the "server" converter)
+from directory.api import views
 
 urlpatterns = [
     path("servers/", views.ServerListView.as_view(), name="directory-server-list"),

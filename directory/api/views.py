@@ -17,7 +17,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from directory import selectors
-from directory.api.serializers import ServerDetailSerializer, ServerSerializer, server_data, server_detail_data
+from directory.api.serializers import (
+    ServerDetailSerializer,
+    ServerSerializer,
+    server_data,
+    server_detail_data,
+)
 from directory.query import PAGE_SIZE_MAX, QUERY_MAX, Kind, QueryInvalid, directory_query
 from monitors.api.pagination import Pagination
 from monitors.api.throttling import AnonymousRateThrottle
@@ -41,8 +46,17 @@ class DirectoryPagination(Pagination):
     operation_id="directory_servers_list",
     summary="List the directory's servers, ranked by their scorecards",
     parameters=[
-        OpenApiParameter("q", OpenApiTypes.STR, description=f"Search names, titles and descriptions (at most {QUERY_MAX} characters)."),
-        OpenApiParameter("kind", OpenApiTypes.STR, enum=[kind.value for kind in Kind], description="remote (default) or local-only packages: never ranked together."),
+        OpenApiParameter(
+            "q",
+            OpenApiTypes.STR,
+            description=f"Search names, titles and descriptions (at most {QUERY_MAX} characters).",
+        ),
+        OpenApiParameter(
+            "kind",
+            OpenApiTypes.STR,
+            enum=[kind.value for kind in Kind],
+            description="remote (default) or local-only packages: never ranked together.",
+        ),
         OpenApiParameter("page", OpenApiTypes.INT),
         OpenApiParameter("page_size", OpenApiTypes.INT, description=f"1 to {PAGE_SIZE_MAX}, default 50."),
     ],
@@ -60,14 +74,13 @@ class ServerListView(PublicView):
             raise ValidationError({problem.field: [problem.message]}) from None
         paginator = DirectoryPagination()
         page = paginator.paginate_queryset(
-            selectors.directory_listings(kind=query.kind, query=query.q), request, view=self
+            selectors.directory_scorecards(kind=query.kind, query=query.q), request, view=self
         )
         base = _base(request)
         items = [
-            server_data(listing, selectors.scorecard_of(listing), remote=query.kind is Kind.REMOTE, base=base)
-            for listing in page or []
+            server_data(card.listing, card, remote=card.remote, base=base) for card in page or []
         ]
-        return paginator.get_paginated_response(ServerSerializer(items, many=True).data)
+        return paginator.get_paginated_response([ServerSerializer(item).data for item in items])
 
 
 @extend_schema(

@@ -9,7 +9,15 @@ from __future__ import annotations
 from monitors.badges import Badge, Color, badge_svg, shields_endpoint
 from statuspages.render.vocabulary import ComponentStatus
 
-__all__ = ["Badge", "Color", "badge_svg", "response_time_badge", "shields_endpoint", "status_badge", "uptime_badge"]
+__all__ = [
+    "Badge",
+    "Color",
+    "badge_svg",
+    "response_time_badge",
+    "shields_endpoint",
+    "status_badge",
+    "uptime_badge",
+]
 
 STATUS_WORDS = {
     ComponentStatus.OPERATIONAL: ("operational", Color.BRIGHTGREEN),

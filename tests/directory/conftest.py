@@ -88,3 +88,11 @@ def client_anonymous():
     from django.test import Client
 
     return Client()
+
+
+@pytest.fixture
+def sync_client(registry: RegistryServer, sleeps: Sleeps) -> RegistryClient:
+    """The registry client under a name that leaves ``client`` to the tests' other clients."""
+    return RegistryClient(
+        base_url=registry.url, user_agent="Uptimy-test (directory import)", sleep=sleeps, clock=lambda: NOW
+    )

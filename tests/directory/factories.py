@@ -34,7 +34,10 @@ def make_listing(
     )
     if remote:
         ListingRemote.objects.create(
-            listing=listing, position=0, transport="streamable-http", url=f"https://{name.replace('/', '.')}/mcp"
+            listing=listing,
+            position=0,
+            transport="streamable-http",
+            url=f"https://{name.replace('/', '.')}/mcp",
         )
     return listing
 

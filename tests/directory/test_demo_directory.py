@@ -7,8 +7,8 @@ import pytest
 from directory.demo import demo_import
 from directory.models import Listing, ListingScorecard
 from monitors.services import demo_bootstrap
-from tests.directory.factories import make_listing
 from monitors.signals import demo_ready
+from tests.directory.factories import make_listing
 
 pytestmark = pytest.mark.django_db
 
@@ -78,4 +78,7 @@ def test_the_demo_directory_page_lists_remote_servers_and_hides_the_deleted_one(
     assert "Moved to io.github.someone/new-tool" in page
     assert "com.shutdown/search" not in page
     assert "io.modelcontextprotocol/filesystem" not in page  # local-only: its own list
-    assert "io.modelcontextprotocol/filesystem" in client_anonymous.get("/directory/?kind=local").content.decode()
+    assert (
+        "io.modelcontextprotocol/filesystem"
+        in client_anonymous.get("/directory/?kind=local").content.decode()
+    )

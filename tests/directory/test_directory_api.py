@@ -73,6 +73,7 @@ def test_the_list_searches_and_separates_local_only_packages(anonymous):
     make_listing("com.example/weather", description="Forecasts")
     make_listing("com.example/notes")
     make_listing("com.example/forecast-cli", remote=False)
+    scorecards_recompute(now=NOW)
 
     assert names(anonymous.get("/api/v1/directory/servers/", {"q": "forecast"})) == ["com.example/weather"]
     local = anonymous.get("/api/v1/directory/servers/", {"kind": "local"}).json()["results"]
@@ -81,6 +82,7 @@ def test_the_list_searches_and_separates_local_only_packages(anonymous):
 
 def test_the_list_hides_deleted_servers(anonymous):
     make_listing("com.gone/server", status=Listing.Status.DELETED)
+    scorecards_recompute(now=NOW)
 
     assert anonymous.get("/api/v1/directory/servers/").json()["count"] == 0
 
@@ -138,11 +140,24 @@ def test_a_server_answers_with_each_check_as_the_healthcheck_scorecard_does(anon
         True,
     )
     assert body["remotes"] == [
-        {"url": "https://com.example.weather/mcp", "transport": "streamable-http", "templated": False, "headers_required": False}
+        {
+            "url": "https://com.example.weather/mcp",
+            "transport": "streamable-http",
+            "templated": False,
+            "headers_required": False,
+        }
     ]
     first = body["checks"][0]
     assert set(first) == {
-        "number", "name", "rule", "verdict", "observed_at", "outdated", "outdated_label", "reason", "evidence",
+        "number",
+        "name",
+        "rule",
+        "verdict",
+        "observed_at",
+        "outdated",
+        "outdated_label",
+        "reason",
+        "evidence",
     }
     assert [check["rule"] for check in body["checks"]] == [RULES[n] for n in range(1, 23)]
     # Observed 25 hours ago (the sync): outdated now.

@@ -9,10 +9,11 @@ import pytest
 from django.utils.html import escape
 
 from directory.models import Listing
-from directory.services import scorecards_recompute
+from directory.services import registry_sync, scorecards_recompute
 from monitors.scorecard import NAMES, RULES
 from tests.conftest import NOW
 from tests.directory.factories import make_card, make_listing
+from tests.directory.support import page
 
 pytestmark = pytest.mark.django_db
 
@@ -55,10 +56,13 @@ def test_servers_are_ranked_by_passed_core_success_latency_then_recency(client_a
     assert names_on(response) == [row[0] for row in RANKED]
 
 
-def test_a_server_not_scored_yet_comes_last(client_anonymous, ranked):
+def test_a_server_is_ranked_once_its_first_scorecard_is_computed(client_anonymous, ranked):
     make_listing("a.new/listing")
+    assert "a.new/listing" not in names_on(client_anonymous.get("/directory/"))
 
-    assert names_on(client_anonymous.get("/directory/"))[-1] == "a.new/listing"
+    scorecards_recompute(now=NOW)
+
+    assert "a.new/listing" in names_on(client_anonymous.get("/directory/"))
 
 
 @pytest.mark.parametrize(
@@ -75,8 +79,8 @@ def test_a_server_not_scored_yet_comes_last(client_anonymous, ranked):
     ],
 )
 def test_search_matches_name_title_or_description(client_anonymous, q, found):
-    make_listing("com.example/weather", description="Forecasts for any city")
-    make_listing("io.github.octocat/notes", title="Notebook")
+    make_card(make_listing("com.example/weather", description="Forecasts for any city"), passed=1)
+    make_card(make_listing("io.github.octocat/notes", title="Notebook"), passed=1)
 
     assert sorted(names_on(client_anonymous.get("/directory/", {"q": q}))) == found
 
@@ -90,7 +94,10 @@ def test_local_only_packages_are_ranked_apart(client_anonymous):
 
 
 def test_a_deprecated_server_is_listed_with_its_message(client_anonymous):
-    make_listing("com.old/server", status=Listing.Status.DEPRECATED, status_message="Moved to com.new/server")
+    make_card(
+        make_listing("com.old/server", status=Listing.Status.DEPRECATED, status_message="Moved to com.new/server"),
+        passed=1,
+    )
 
     page = client_anonymous.get("/directory/").content.decode()
 
@@ -98,11 +105,31 @@ def test_a_deprecated_server_is_listed_with_its_message(client_anonymous):
     assert "Deprecated</span> Moved to com.new/server" in page
 
 
-def test_a_deleted_server_is_not_listed(client_anonymous):
-    make_listing("com.gone/server", status=Listing.Status.DELETED)
-    make_listing("com.old/server", latest=False)
+def test_a_server_deleted_by_a_sync_leaves_the_directory_at_once(client_anonymous, registry, sync_client):
+    registry.serve(page("full-1"), page("full-2"))
+    registry_sync(client=sync_client, full=True, now=NOW)
+    scorecards_recompute(now=NOW)
+    assert "com.acme/tenant-mcp" in names_on(client_anonymous.get("/directory/"))
 
-    assert names_on(client_anonymous.get("/directory/")) == []
+    registry.serve(page("incremental"))  # deletes com.acme/tenant-mcp
+    registry_sync(client=sync_client, full=False, now=NOW)
+
+    assert "com.acme/tenant-mcp" not in names_on(client_anonymous.get("/directory/"))
+    assert client_anonymous.get("/directory/com.acme/tenant-mcp/").status_code == 404
+    assert client_anonymous.get("/directory/com.acme/tenant-mcp/badge.svg").status_code == 404
+
+
+def test_a_new_version_replaces_the_old_ones_row_at_once(client_anonymous, registry, sync_client):
+    registry.serve(page("full-1"), page("full-2"))
+    registry_sync(client=sync_client, full=True, now=NOW)
+    scorecards_recompute(now=NOW)
+
+    registry.serve(page("incremental"))  # com.example/weather 2.2.0 is the latest now
+    registry_sync(client=sync_client, full=False, now=NOW)
+
+    assert "com.example/weather" not in names_on(client_anonymous.get("/directory/"))
+    scorecards_recompute(now=NOW)
+    assert names_on(client_anonymous.get("/directory/", {"q": "weather"})) == ["com.example/weather"]
 
 
 def test_the_directory_is_paged(client_anonymous):

@@ -98,7 +98,10 @@ def test_a_second_recompute_updates_in_place(imported):
 
     scorecards_recompute(now=later)
 
-    assert ListingScorecard.objects.count() == Listing.objects.filter(is_latest=True).exclude(status="deleted").count()
+    assert (
+        ListingScorecard.objects.count()
+        == Listing.objects.filter(is_latest=True).exclude(status="deleted").count()
+    )
     assert set(ListingScorecard.objects.values_list("computed_at", flat=True)) == {later}
     # 400 days on, no listing is recently updated (21).
     weather = ListingScorecard.objects.get(listing__name="com.example/weather", listing__is_latest=True)
@@ -107,7 +110,13 @@ def test_a_second_recompute_updates_in_place(imported):
 
 def test_the_licence_lookup_reaches_the_stored_scorecard(imported):
     RepositoryLicence.objects.create(
-        owner="example", repo="weather-mcp", status="done", spdx_id="MIT", osi_approved=True, list_version="3.25", looked_up_at=NOW
+        owner="example",
+        repo="weather-mcp",
+        status="done",
+        spdx_id="MIT",
+        osi_approved=True,
+        list_version="3.25",
+        looked_up_at=NOW,
     )
 
     scorecards_recompute(now=NOW)
@@ -183,7 +192,9 @@ def test_the_ranking_figures_come_from_the_evidence():
     evidence = Evidence(
         endpoint_url="https://a.example/mcp",
         latest=Attempt(at=NOW, tools_listed=True, protocol="2025-06-18", server_name="a", tool_count=1),
-        latency_7d=LatencyWindow.of([200.0, 300.0, 400.0, 500.0, 900.0], observed_at=NOW - timedelta(hours=1)),
+        latency_7d=LatencyWindow.of(
+            [200.0, 300.0, 400.0, 500.0, 900.0], observed_at=NOW - timedelta(hours=1)
+        ),
         attempts_30d=AttemptCounts(attempts=200, successes=199, observed_at=NOW),
     )
     card = scorecard(evidence, now=NOW)
@@ -223,3 +234,22 @@ def test_the_beat_recomputes_the_scorecards():
 
     assert settings.CELERY_BEAT_SCHEDULE["recompute-scorecards"]["task"] == "directory.recompute_scorecards"
 
+
+def test_a_sync_that_deletes_a_listing_removes_its_scorecard_at_once(imported, registry, client):
+    scorecards_recompute(now=NOW)
+    registry.serve(page("incremental"))
+
+    registry_sync(client=client, full=False, now=NOW)
+
+    assert not ListingScorecard.objects.filter(listing__name="com.acme/tenant-mcp").exists()
+
+
+def test_a_sync_that_brings_a_new_version_removes_the_old_ones_scorecard(imported, registry, client):
+    scorecards_recompute(now=NOW)
+    registry.serve(page("incremental"))
+
+    registry_sync(client=client, full=False, now=NOW)
+
+    assert not ListingScorecard.objects.filter(listing__name="com.example/weather").exists()
+    scorecards_recompute(now=NOW)
+    assert ListingScorecard.objects.get(listing__name="com.example/weather").listing.version == "2.2.0"
