@@ -117,7 +117,7 @@ class RepositoryLicence(models.Model):
         return f"{self.owner}/{self.repo}: {self.spdx_id or self.status}"
 
 
-class ResultsField(models.JSONField):  # type: ignore[type-arg]
+class ResultsField(models.JSONField):
     """A JSONField bulk-inserted with a placeholder per row, not Django's UNNEST of one array per column.
 
     Django 5.2 inserts many rows on PostgreSQL as ``UNNEST(%s::jsonb[], …)``, and psycopg quotes

@@ -77,9 +77,7 @@ class ServerListView(PublicView):
             selectors.directory_scorecards(kind=query.kind, query=query.q), request, view=self
         )
         base = _base(request)
-        items = [
-            server_data(card.listing, card, remote=card.remote, base=base) for card in page or []
-        ]
+        items = [server_data(card.listing, card, remote=card.remote, base=base) for card in page or []]
         return paginator.get_paginated_response([ServerSerializer(item).data for item in items])
 
 

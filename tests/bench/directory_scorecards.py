@@ -81,9 +81,7 @@ def build(listings: int) -> str:
             )
         )
         if index % 10 == 3:  # an older version
-            rows.append(
-                Listing(name=name, version="0.9.0", is_latest=False, updated_at=now, synced_at=now)
-            )
+            rows.append(Listing(name=name, version="0.9.0", is_latest=False, updated_at=now, synced_at=now))
     rows += [
         Listing(
             name=f"com.gone{index}/server",
@@ -183,7 +181,9 @@ def main() -> None:
             with connection.cursor() as cursor:
                 # As autovacuum would after such a write: the planner needs the new rows' statistics.
                 if connection.vendor == "postgresql":
-                    cursor.execute("ANALYZE directory_listing, directory_listingscorecard, directory_listingremote")
+                    cursor.execute(
+                        "ANALYZE directory_listing, directory_listingscorecard, directory_listingremote"
+                    )
             browser = Client(SERVER_NAME="localhost")
             figures = {
                 "database": connection.vendor,
@@ -208,7 +208,14 @@ def main() -> None:
         f"{figures['database']}, {args.listings} listings, {figures['scorecards']} scorecards "
         f"(built in {figures['build_s']} s); recompute all: {figures['recompute_s']} s"
     )
-    for name in ("server_page", "directory_page", "directory_search", "directory_page_50", "api_list", "badge"):
+    for name in (
+        "server_page",
+        "directory_page",
+        "directory_search",
+        "directory_page_50",
+        "api_list",
+        "badge",
+    ):
         f = figures[name]
         assert isinstance(f, dict)
         print(f"{name:18} median {f['median_ms']:7.1f} ms  p95 {f['p95_ms']:7.1f} ms  {f['queries']} queries")

@@ -95,7 +95,9 @@ def test_local_only_packages_are_ranked_apart(client_anonymous):
 
 def test_a_deprecated_server_is_listed_with_its_message(client_anonymous):
     make_card(
-        make_listing("com.old/server", status=Listing.Status.DEPRECATED, status_message="Moved to com.new/server"),
+        make_listing(
+            "com.old/server", status=Listing.Status.DEPRECATED, status_message="Moved to com.new/server"
+        ),
         passed=1,
     )
 
