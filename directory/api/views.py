@@ -84,6 +84,14 @@ class ServerListView(PublicView):
 @extend_schema(
     operation_id="directory_servers_retrieve",
     summary="Show one listed server with each of its checks",
+    parameters=[
+        OpenApiParameter(
+            "name",
+            OpenApiTypes.STR,
+            OpenApiParameter.PATH,
+            description="The registry's server name, namespace/name (its slash as it is, or %2F).",
+        )
+    ],
     responses={200: ServerDetailSerializer},
     auth=[],
     tags=["directory"],

@@ -6,9 +6,12 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils.html import escape
 
 from directory.models import Listing
+from directory.query import Kind
+from directory.selectors import directory_scorecards
 from directory.services import registry_sync, scorecards_recompute
 from monitors.scorecard import NAMES, RULES
 from tests.conftest import NOW
@@ -280,3 +283,15 @@ def test_only_get_and_head(client_anonymous, weather):
 
 def test_every_check_has_a_rule():
     assert set(RULES) == set(NAMES)
+
+
+def test_postgresql_reads_a_page_in_the_ranking_indexs_order(postgres):
+    for n in range(3):
+        make_card(make_listing(f"com.n{n}/server"), passed=n)
+    with connection.cursor() as cursor:
+        # Three rows would be read whole; the plan for 10,000 is the index's.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        plan = directory_scorecards(kind=Kind.REMOTE)[:50].explain()
+
+    assert "scorecard_rank" in plan
+    assert "Sort" not in plan  # read in the index's order, never sorted
