@@ -82,3 +82,11 @@ def test_the_demo_directory_page_lists_remote_servers_and_hides_the_deleted_one(
         "io.modelcontextprotocol/filesystem"
         in client_anonymous.get("/directory/?kind=local").content.decode()
     )
+
+
+def test_a_directory_synced_from_the_registry_gets_no_demo_listings(settings):
+    settings.UPTIMY_MCP_REGISTRY_SYNC = True
+
+    directory_lines()
+
+    assert not Listing.objects.exists()
