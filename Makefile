@@ -64,7 +64,13 @@ test: $(VENV)/.dev-deps
 	@if [ -x tests/peers/install ] && command -v npm >/dev/null 2>&1; then tests/peers/install; \
 	  else echo "npm not found: peer tests against server-everything and the conformance suite will be skipped"; fi
 	$(MAKE) lint
+# The end-to-end tests (tests/e2e) mostly wait on real slots and restarts: tests/run_suite.py
+# runs them in a pytest of their own beside the rest. PYTEST_ARGS picks tests: one pytest runs them.
+ifeq ($(strip $(PYTEST_ARGS)),)
+	$(BIN)/python tests/run_suite.py
+else
 	$(BIN)/pytest $(PYTEST_ARGS)
+endif
 
 # The engine benchmark of README's "Engine benchmark": the fast loopback server and the client
 # on cores of their own, 1000 checks with 50 in flight; BENCH_ARGS adds options (--compare-sdk).

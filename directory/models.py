@@ -117,6 +117,100 @@ class RepositoryLicence(models.Model):
         return f"{self.owner}/{self.repo}: {self.spdx_id or self.status}"
 
 
+# --- directory probing (scorecard checks 1–16) ------------------------------------------------------
+
+
+class ListingProbeState(models.Model):
+    """A listing's directory probing: when it is next due, and its latest attempt as the scorecard reads it.
+
+    One narrow row per listing, rewritten by each probe; the windows are ListingProbeHour's
+    counts and the tool list ListingToolList's, so a probe never rewrites a long list.
+    """
+
+    listing = models.OneToOneField(
+        Listing, on_delete=models.CASCADE, primary_key=True, related_name="probe_state"
+    )
+    next_probe_at = models.DateTimeField(db_index=True)
+    # The remote the latest probe reached, and what the engine spoke there.
+    url = models.CharField(max_length=2000, blank=True)
+    transport = models.CharField(max_length=20, blank=True)
+    # The latest attempt (probed_at None: never probed). tool_count None: no tool list came back.
+    probed_at = models.DateTimeField(null=True, blank=True)
+    tool_count = models.IntegerField(null=True, blank=True)
+    http_status = models.SmallIntegerField(null=True, blank=True)
+    total_ms = models.FloatField(null=True, blank=True)
+    protocol = models.CharField(max_length=40, blank=True)
+    server_name = models.CharField(max_length=200, blank=True)
+    kind = models.CharField(max_length=40, blank=True)
+    reason = models.CharField(max_length=500, blank=True)
+    # probes.types.SigninDiscovery's value when a keyless probe found sign-in (check 11).
+    signin_discovery = models.CharField(max_length=40, blank=True)
+    # When a probe last listed tools: the date of checks 6, 7, 9 and 13–16.
+    listed_at = models.DateTimeField(null=True, blank=True)
+    # The latest probe not made (robots.txt disallows it, the URL can't be checked), and why.
+    skipped_at = models.DateTimeField(null=True, blank=True)
+    skipped_reason = models.CharField(max_length=300, blank=True)
+    # probes.mcp.session's digests of the latest list: names and required inputs, and every detail.
+    tool_digest = models.CharField(max_length=64, blank=True)
+    tool_details_digest = models.CharField(max_length=64, blank=True)
+
+    def __str__(self) -> str:
+        return f"probing of listing {self.listing_id}"
+
+
+class ListingProbeHour(models.Model):
+    """A listing's probes in one UTC hour, counted as scorecard.AttemptTally counts them (checks 6–9)."""
+
+    listing = models.ForeignKey(Listing, on_delete=models.CASCADE, related_name="probe_hours")
+    hour = models.DateTimeField()
+    attempts = models.PositiveIntegerField(default=0)
+    successes = models.PositiveIntegerField(default=0)
+    successes_1s = models.PositiveIntegerField(default=0)
+    successes_3s = models.PositiveIntegerField(default=0)
+    # Probes not made (robots.txt): no attempt, kept apart so an operator sees them.
+    skipped = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["listing", "hour"], name="probe_hour_once")]
+        indexes = [models.Index(fields=["hour"], name="probe_hour_hour")]
+
+    def __str__(self) -> str:
+        return f"listing {self.listing_id} at {self.hour:%Y-%m-%d %H}:00"
+
+
+class ListingToolList(models.Model):
+    """A listing's current tool list with its details (probes.types.ToolInfo), written only when it changes."""
+
+    listing = models.OneToOneField(
+        Listing, on_delete=models.CASCADE, primary_key=True, related_name="tool_list"
+    )
+    digest = models.CharField(max_length=64)
+    tools = models.JSONField(default=list)
+    tool_count = models.PositiveIntegerField(default=0)
+    current_since = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"tools of listing {self.listing_id}"
+
+
+class ListingToolChange(models.Model):
+    """A probe found tools removed or top-level inputs newly required (check 9), as monitors.rules.tool_diff tells."""
+
+    listing = models.ForeignKey(Listing, on_delete=models.CASCADE, related_name="tool_changes")
+    at = models.DateTimeField()
+    removed = models.JSONField(default=list)
+    removed_count = models.PositiveIntegerField(default=0)
+    added_count = models.PositiveIntegerField(default=0)
+    new_required_inputs = models.JSONField(default=dict)
+    new_required_inputs_count = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["listing", "at"], name="tool_change_listing_at")]
+
+    def __str__(self) -> str:
+        return f"tool change of listing {self.listing_id} at {self.at:%Y-%m-%d %H:%M}"
+
+
 class ResultsField(models.JSONField):
     """A JSONField bulk-inserted with a placeholder per row, not Django's UNNEST of one array per column.
 
@@ -157,7 +251,7 @@ class ListingScorecard(models.Model):
 
     # The ranking index ("scorecard_rank": directory.selectors.RANKING column for column, so a page
     # is read in its order) is PostgreSQL's only, as SQLite can't say NULLS LAST in an index:
-    # migration 0003 makes it.
+    # migration 0004 makes it.
 
     def __str__(self) -> str:
         return f"{self.listing_id}: {self.passed}/{self.total}"

@@ -1,4 +1,4 @@
-"""Read the directory: visible listings, a listing as the scorecard's evidence, the ranked pages and a server.
+"""Read the directory: visible listings, a listing as the scorecard's evidence (probes 1–16, publisher 17–22), the ranked pages and a server.
 
 The directory page and the server page are a fixed number of queries each (pinned in
 tests/directory/test_directory_pages.py): the ranked page is one count and one query of stored
@@ -8,20 +8,32 @@ its remotes.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import F, Q, QuerySet, Sum
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from directory.github import repository_of
-from directory.models import Listing, ListingScorecard, RepositoryLicence
+from directory.models import (
+    Listing,
+    ListingProbeHour,
+    ListingProbeState,
+    ListingRemote,
+    ListingScorecard,
+    ListingToolChange,
+    ListingToolList,
+    RepositoryLicence,
+)
+from directory.probing import tools_of
 from directory.query import Kind
 from monitors import scorecard
 from monitors.scorecard import CheckResult, Evidence, LicenceLookup, ListingSource, LookupStatus, Verdict
 from monitors.scorecard import Listing as ListingEvidence
+from monitors.selectors import SCORECARD_LATENCY, SCORECARD_RELIABILITY, resource_metadata_of
 
 
 def visible_listings() -> QuerySet[Listing]:
@@ -71,17 +83,151 @@ def licence_lookup(listing: Listing) -> LicenceLookup:
     )
 
 
-def listing_scorecard_evidence(listing: Listing) -> Evidence:
-    """Return the scorecard's evidence of a listing as far as the registry and GitHub know it.
+def listing_scorecard_evidence(listing: Listing, *, now: datetime | None = None) -> Evidence:
+    """Return the scorecard's evidence of a listing: its probes (:func:`probe_evidence`), the registry and GitHub.
 
-    The endpoint is the first remote's URL (a local-only listing has none, so it gets the
-    publisher checks only); the probing evidence (1–16) comes with directory probing.
+    A local-only listing has no endpoint, so it gets the publisher checks only.
     """
-    remotes = list(listing.remotes.all())
+    probed = probe_evidence([listing.id], now=now or timezone.now())[listing.id]
+    return replace(probed, listing=listing_evidence(listing), licence=licence_lookup(listing))
+
+
+def probe_evidence(listing_ids: Iterable[int], *, now: datetime) -> dict[int, Evidence]:
+    """Return each listing's probe evidence (checks 1–16) at ``now``, by id; five queries for any number of listings.
+
+    The endpoint is the remote the latest probe reached, else the first the directory would
+    probe (not templated), else the first remote; a listing without remotes has none. Windows
+    are whole UTC hours, as for healthchecks (monitors.selectors.scorecard_evidence): the
+    current one and the 7×24 (30×24) before it, summed from ListingProbeHour, never from raw
+    probes. ``listing`` and ``licence`` are left None: :func:`listing_scorecard_evidence` (or
+    a caller with its own publisher evidence) adds them with ``dataclasses.replace``.
+    """
+    ids = sorted(set(listing_ids))
+    hour = now.replace(minute=0, second=0, microsecond=0)
+    start_30d, start_7d = hour - SCORECARD_RELIABILITY, hour - SCORECARD_LATENCY
+    states: dict[int, dict[str, Any]] = {
+        row["listing_id"]: dict(row) for row in ListingProbeState.objects.filter(listing_id__in=ids).values()
+    }
+    endpoints = _endpoints(ids)
+    counts = _window_counts(ids, start_30d, start_7d, now)
+    changes: dict[int, list[tuple[int, int, int]]] = {}
+    for listing_id, change_id, removed, required in (
+        ListingToolChange.objects.filter(listing_id__in=ids, at__gte=start_30d, at__lte=now)
+        .filter(Q(removed_count__gt=0) | Q(new_required_inputs_count__gt=0))
+        .order_by("at", "id")
+        .values_list("listing_id", "id", "removed_count", "new_required_inputs_count")
+    ):
+        changes.setdefault(listing_id, []).append((change_id, removed, required))
+    lists = {
+        listing_id: (tools, since)
+        for listing_id, tools, since in ListingToolList.objects.filter(listing_id__in=ids).values_list(
+            "listing_id", "tools", "current_since"
+        )
+    }
+    evidence = {}
+    for listing_id in ids:
+        state = states.get(listing_id)
+        endpoint = (state["url"] if state and state["url"] else None) or endpoints.get(listing_id)
+        evidence[listing_id] = _evidence_of(
+            endpoint, state, counts.get(listing_id, {}), changes.get(listing_id, []), lists.get(listing_id)
+        )
+    return evidence
+
+
+def _endpoints(ids: list[int]) -> dict[int, str]:
+    """Return each listing's first probeable remote's URL, else its first remote's; one query."""
+    first: dict[int, str] = {}
+    probeable: dict[int, str] = {}
+    for listing_id, url, templated in (
+        ListingRemote.objects.filter(listing_id__in=ids)
+        .order_by("listing_id", "position")
+        .values_list("listing_id", "url", "templated")
+    ):
+        first.setdefault(listing_id, url)
+        if not templated:
+            probeable.setdefault(listing_id, url)
+    return {**first, **probeable}
+
+
+def _window_counts(
+    ids: list[int], start_30d: datetime, start_7d: datetime, now: datetime
+) -> dict[int, dict[str, Any]]:
+    """Return each listing's 30-day attempts and successes and 7-day latency counts; one query."""
+    last_week = Q(hour__gte=start_7d)
+    rows = (
+        ListingProbeHour.objects.filter(listing_id__in=ids, hour__gte=start_30d, hour__lte=now)
+        .values("listing_id")
+        .annotate(
+            attempts_30d=Sum("attempts"),
+            successes_30d=Sum("successes"),
+            successes_7d=Sum("successes", filter=last_week),
+            within_1s_7d=Sum("successes_1s", filter=last_week),
+            within_3s_7d=Sum("successes_3s", filter=last_week),
+        )
+        .order_by()
+    )
+    return {row["listing_id"]: dict(row) for row in rows}
+
+
+def _evidence_of(
+    endpoint: str | None,
+    state: dict[str, Any] | None,
+    counts: dict[str, Any],
+    changes: list[tuple[int, int, int]],
+    tool_list: tuple[object, datetime] | None,
+) -> Evidence:
+    latest = _attempt_of_state(state) if state else None
+    listed_at = state["listed_at"] if state else None
+    successes_30d = counts.get("successes_30d") or 0
+    tools = None
+    if tool_list is not None:
+        stored, since = tool_list
+        tools = scorecard.ToolList(tools_of(stored), listed_at or since)
+    metadata = None
+    if latest is not None and state is not None:
+        metadata = resource_metadata_of(
+            discovery=state["signin_discovery"], endpoint=endpoint or "", at=latest.at
+        )
     return Evidence(
-        endpoint_url=remotes[0].url if remotes else None,
-        listing=listing_evidence(listing),
-        licence=licence_lookup(listing),
+        endpoint_url=endpoint,
+        latest=latest,
+        latency_7d=scorecard.LatencyWindow(
+            samples=counts.get("successes_7d") or 0,
+            within_1s=counts.get("within_1s_7d") or 0,
+            within_3s=counts.get("within_3s_7d") or 0,
+            observed_at=listed_at,
+        ),
+        attempts_30d=scorecard.AttemptCounts(
+            attempts=counts.get("attempts_30d") or 0,
+            successes=successes_30d,
+            observed_at=latest.at if latest else None,
+        ),
+        tool_history_30d=scorecard.ToolHistory(
+            successes=successes_30d,
+            removals=sum(1 for _, removed, _ in changes if removed),
+            new_required=sum(1 for _, _, required in changes if required),
+            observed_at=listed_at,
+            change_ids=tuple(change_id for change_id, _, _ in changes),
+        ),
+        tools=tools,
+        resource_metadata=metadata,
+    )
+
+
+def _attempt_of_state(state: dict[str, Any]) -> scorecard.Attempt | None:
+    """Return the listing's latest attempt (None before its first probe); the directory probes keyless."""
+    if state["probed_at"] is None:
+        return None
+    return scorecard.Attempt(
+        at=state["probed_at"],
+        tools_listed=state["tool_count"] is not None,
+        http_status=state["http_status"],
+        duration_ms=state["total_ms"],
+        protocol=state["protocol"] or None,
+        server_name=state["server_name"] or None,
+        tool_count=state["tool_count"],
+        with_key=False,
+        reason=state["reason"],
     )
 
 
@@ -120,11 +266,8 @@ def listings_scorecard_evidence(listings: Sequence[Listing], *, now: datetime) -
             listing=listing_evidence(listing),
             licence=lookup or LicenceLookup(status=LookupStatus.NOT_DONE),
         )
-    # PROBE EVIDENCE HOOK: once directory probing lands, read checks 1–16 here, in a fixed
-    # number of queries for the whole chunk, and merge them:
-    #     probed = probe_evidence(list(publisher), now=now)
-    probed: dict[int, Evidence] = {}
-    return with_probe_evidence(publisher, probed)
+    # Directory probing's evidence (checks 1–16): five queries for the whole chunk.
+    return with_probe_evidence(publisher, probe_evidence(list(publisher), now=now))
 
 
 def with_probe_evidence(

@@ -1,14 +1,36 @@
-"""Build the registry and GitHub clients from settings and run one sync or licence round: the tasks' and commands' one call."""
+"""Build the registry and GitHub clients and the probes' caps from settings, and run one sync, licence or probe round.
+
+Each is the tasks' and commands' one call.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
 
+from directory import probing
 from directory.github import GitHubClient
 from directory.registry import RegistryClient
-from directory.services import LicenceReport, SyncReport, licences_look_up, registry_sync
+from directory.robots import RobotsCache, fetch_robots
+from directory.services import (
+    LicenceReport,
+    SyncReport,
+    licences_look_up,
+    listing_probes_claim,
+    listing_probes_prune,
+    listing_probes_record,
+    registry_sync,
+)
 from probes import __version__
+from probes.runner import ProbeEnv
 
 USER_AGENT = f"Uptimy/{__version__} (+https://uptimy.example; MCP directory import; one request at a time)"
 
@@ -39,3 +61,80 @@ def github_client() -> GitHubClient:
 def look_up_licences(*, limit: int) -> LicenceReport:
     """Ask GitHub for the licences of up to ``limit`` listed repositories that are due."""
     return licences_look_up(client=github_client(), now=timezone.now(), limit=limit)
+
+
+# --- directory probing ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProbeReport:
+    """What one probe round did: listings probed, of which listed tools, skipped (robots.txt), and rows pruned."""
+
+    probed: int = 0
+    listed: int = 0
+    skipped: int = 0
+    pruned: int = 0
+
+
+def probe_env() -> ProbeEnv:
+    """Return what every directory probe shares: the address guard, the DNS servers, the directory's User-Agent."""
+    return ProbeEnv(
+        allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
+        nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
+        user_agent=probing.USER_AGENT,
+    )
+
+
+_robots: RobotsCache | None = None
+_robots_lock = threading.Lock()
+
+
+def robots_cache() -> RobotsCache:
+    """Return this process's robots.txt cache (each worker keeps its own), built on first use from settings."""
+    global _robots
+    with _robots_lock:
+        if _robots is None:
+            env = probe_env()
+            fetch = functools.partial(
+                fetch_robots,
+                allow_private=env.allow_private,
+                user_agent=env.user_agent,
+                nameservers=env.nameservers,
+            )
+            _robots = RobotsCache(fetch, ttl=settings.UPTIMY_DIRECTORY_ROBOTS_TTL)
+        return _robots
+
+
+def probe_listings(*, limit: int | None = None, now: datetime | None = None) -> ProbeReport:
+    """Probe the listings due (at most ``limit``, default UPTIMY_DIRECTORY_PROBE_BATCH), record them, prune old counts."""
+    now = now or timezone.now()
+    targets = listing_probes_claim(
+        now=now,
+        interval=timedelta(seconds=settings.UPTIMY_DIRECTORY_PROBE_INTERVAL),
+        limit=settings.UPTIMY_DIRECTORY_PROBE_BATCH if limit is None else limit,
+    )
+    done = asyncio.run(_probe(targets)) if targets else []
+    listing_probes_record(done=done)
+    return ProbeReport(
+        probed=sum(1 for probe in done if probe.outcome is not None),
+        listed=sum(1 for probe in done if probe.outcome is not None and probe.outcome.tool_count is not None),
+        skipped=sum(1 for probe in done if probe.outcome is None),
+        pruned=listing_probes_prune(now=now),
+    )
+
+
+async def _probe(targets: Sequence[probing.ProbeTarget]) -> list[probing.ProbeDone]:
+    """Run one round on this loop and return every probe (no database here: Django's ORM is not for a running loop)."""
+    stream = probing.probe_round(
+        targets,
+        probe_env(),
+        robots=robots_cache(),
+        timeout=settings.UPTIMY_DIRECTORY_PROBE_TIMEOUT,
+        max_in_flight=settings.UPTIMY_DIRECTORY_PROBES_IN_FLIGHT,
+        per_host=settings.UPTIMY_DIRECTORY_PROBES_PER_HOST,
+    )
+    async with contextlib.aclosing(stream):
+        done = [probe async for probe in stream]
+    # Let aborted transports deliver connection_lost before the loop closes.
+    await asyncio.sleep(0)
+    return done

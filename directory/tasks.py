@@ -6,7 +6,7 @@ from celery import shared_task
 from django.utils import timezone
 
 from directory.services import scorecards_recompute
-from directory.sync import look_up_licences, sync_registry
+from directory.sync import look_up_licences, probe_listings, sync_registry
 
 # GitHub allows 60 unauthenticated requests an hour, 5,000 with a token.
 LICENCES_PER_ROUND = 50
@@ -22,6 +22,12 @@ def sync_registry_incremental() -> int:
 def look_up_licences_due() -> int:
     """Ask GitHub for the licences of listed repositories not looked up within a week; return how many answered."""
     return look_up_licences(limit=LICENCES_PER_ROUND).looked_up
+
+
+@shared_task(name="directory.probe_listings")
+def probe_listings_due() -> int:
+    """Probe the remote listings due (UPTIMY_DIRECTORY_PROBE_BATCH at most); return how many were probed."""
+    return probe_listings().probed
 
 
 @shared_task(name="directory.recompute_scorecards")

@@ -1011,12 +1011,73 @@ class NotAnMcpCheck(ValueError):
     """Say that a healthcheck is no MCP check, so it has no scorecard."""
 
 
-def scorecard_of(*, healthcheck: Healthcheck, now: datetime) -> scorecard.Scorecard:
+def scorecard_of(
+    *, healthcheck: Healthcheck, now: datetime, known: ScorecardReads | None = None
+) -> scorecard.Scorecard:
     """Return the MCP healthcheck's 22 checks judged at ``now`` (:func:`scorecard_evidence`'s queries)."""
-    return scorecard.scorecard(scorecard_evidence(healthcheck=healthcheck, now=now), now=now)
+    return scorecard.scorecard(scorecard_evidence(healthcheck=healthcheck, now=now, known=known), now=now)
 
 
-def scorecard_evidence(*, healthcheck: Healthcheck, now: datetime) -> scorecard.Evidence:
+# What the scorecard's latest attempt reads of a result (_attempt_of_row, _resource_metadata).
+LATEST_ATTEMPT_FIELDS = (
+    "checked_at",
+    "tool_count",
+    "http_status",
+    "total_ms",
+    "protocol",
+    "server_name",
+    "access",
+    "reason",
+    "signin_discovery",
+)
+LATEST_ATTEMPT_ORDER = ("-slot", "-checked_at", "-id")
+NEWEST_RESULT_ORDER = ("-checked_at", "-id")
+
+
+def _scorecard_attempts(healthcheck: Healthcheck) -> QuerySet[ProbeResult]:
+    """Return the healthcheck's results that are scorecard attempts: none in maintenance, none unrunnable."""
+    return ProbeResult.objects.filter(healthcheck=healthcheck, in_maintenance=False).exclude(
+        kind=scorecard.UNRUNNABLE_KIND
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ScorecardReads:
+    """Hold what a page read already and the scorecard would read again: its latest attempt, the tool list version."""
+
+    latest_attempt: ProbeResult | None
+    tool_list: ToolListView | None
+
+
+@dataclass(frozen=True, slots=True)
+class NewestResults:
+    """Say which result is the newest one recorded, and which is the scorecard's latest attempt (often the same)."""
+
+    newest: ProbeResult | None
+    latest_attempt: ProbeResult | None
+
+
+def newest_results(*, healthcheck: Healthcheck) -> NewestResults:
+    """Return the healthcheck's newest result and its scorecard's latest attempt, with their regions; one query."""
+    newest_id = (
+        ProbeResult.objects.filter(healthcheck=healthcheck).order_by(*NEWEST_RESULT_ORDER).values("id")[:1]
+    )
+    attempt_id = _scorecard_attempts(healthcheck).order_by(*LATEST_ATTEMPT_ORDER).values("id")[:1]
+    rows = list(
+        ProbeResult.objects.filter(healthcheck=healthcheck)
+        .filter(Q(id=Subquery(newest_id)) | Q(id=Subquery(attempt_id)))
+        .annotate(newest_id=Subquery(newest_id), attempt_id=Subquery(attempt_id))
+        .select_related("region")
+    )
+    return NewestResults(
+        newest=next((row for row in rows if row.id == row.newest_id), None),
+        latest_attempt=next((row for row in rows if row.id == row.attempt_id), None),
+    )
+
+
+def scorecard_evidence(
+    *, healthcheck: Healthcheck, now: datetime, known: ScorecardReads | None = None
+) -> scorecard.Evidence:
     """Return every evidence value of the MCP healthcheck's scorecard at ``now``, in six queries.
 
     Windows are whole hours: the current one and the 7×24 (30×24) before it. Hours before the
@@ -1024,6 +1085,9 @@ def scorecard_evidence(*, healthcheck: Healthcheck, now: datetime) -> scorecard.
     nothing); the last two, which the rollup job still rewrites, are counted from raw results,
     so a result counts as soon as it is recorded. A customer's check has no listing yet: the
     publisher checks are not measured. Raises NotAnMcpCheck for another type.
+
+    ``known``: the latest attempt and the tool list version a caller read already
+    (:func:`newest_results`, :func:`tool_list_latest`), which saves those two queries.
     """
     if healthcheck.type != MCP.number:
         raise NotAnMcpCheck(
@@ -1032,27 +1096,17 @@ def scorecard_evidence(*, healthcheck: Healthcheck, now: datetime) -> scorecard.
     hour = now.replace(minute=0, second=0, microsecond=0)
     start_30d, start_7d = hour - SCORECARD_RELIABILITY, hour - SCORECARD_LATENCY
     raw_from = hour - timedelta(hours=1)
-    attempts = ProbeResult.objects.filter(healthcheck=healthcheck, in_maintenance=False).exclude(
-        kind=scorecard.UNRUNNABLE_KIND
-    )
-    latest_row = (
-        attempts.order_by("-slot", "-checked_at", "-id")
-        .values(
-            "checked_at",
-            "tool_count",
-            "http_status",
-            "total_ms",
-            "protocol",
-            "server_name",
-            "access",
-            "reason",
-            "signin_discovery",
-        )
-        .first()
-    )
+    attempts = _scorecard_attempts(healthcheck)
+    latest_row: Mapping[str, Any] | None
+    if known is None:
+        latest_row = attempts.order_by(*LATEST_ATTEMPT_ORDER).values(*LATEST_ATTEMPT_FIELDS).first()
+    elif known.latest_attempt is None:
+        latest_row = None
+    else:
+        latest_row = {name: getattr(known.latest_attempt, name) for name in LATEST_ATTEMPT_FIELDS}
     listed_at = (
         attempts.filter(tool_count__isnull=False)
-        .order_by("-slot", "-checked_at", "-id")
+        .order_by(*LATEST_ATTEMPT_ORDER)
         .values_list("checked_at", flat=True)
         .first()
     )
@@ -1066,7 +1120,7 @@ def scorecard_evidence(*, healthcheck: Healthcheck, now: datetime) -> scorecard.
         .order_by("at", "id")
         .values_list("id", "removed_count", "new_required_inputs_count")
     )
-    version = tool_list_latest(healthcheck_id=healthcheck.id)
+    version = tool_list_latest(healthcheck_id=healthcheck.id) if known is None else known.tool_list
     uri = healthcheck.config.get("uri") if isinstance(healthcheck.config, dict) else None
     endpoint = uri if isinstance(uri, str) else ""
     latest = _attempt_of_row(latest_row) if latest_row else None
@@ -1158,14 +1212,19 @@ def _attempt_of_row(row: Mapping[str, Any]) -> scorecard.Attempt:
 
 
 def _resource_metadata(row: Mapping[str, Any], endpoint: str) -> scorecard.ResourceMetadata | None:
-    """Return what the latest attempt's sign-in discovery tells of the protected-resource metadata.
+    """Return what the latest result's sign-in discovery tells of the protected-resource metadata."""
+    return resource_metadata_of(discovery=row["signin_discovery"], endpoint=endpoint, at=row["checked_at"])
+
+
+def resource_metadata_of(*, discovery: str, endpoint: str, at: datetime) -> scorecard.ResourceMetadata | None:
+    """Return what an attempt's sign-in discovery (its stored SigninDiscovery value) tells of the metadata.
 
     The engine records how it found sign-in: by the RFC 9728 metadata (which answered with a JSON
     object naming the resource), or by the 2025-03-26 fallback, taken only when no such metadata
     answered. Nothing recorded (no discovery, or one that failed): None, not measured. The URL
-    shown is the metadata's address for the endpoint, where RFC 9728 puts it.
+    shown is the metadata's address for the endpoint, where RFC 9728 puts it. The directory's
+    probes are read with it too.
     """
-    discovery = row["signin_discovery"]
     if discovery not in (SigninDiscovery.RESOURCE_METADATA, SigninDiscovery.LEGACY_FALLBACK):
         return None
     found = discovery == SigninDiscovery.RESOURCE_METADATA
@@ -1173,7 +1232,7 @@ def _resource_metadata(row: Mapping[str, Any], endpoint: str) -> scorecard.Resou
         url=_metadata_address(endpoint),
         http_status=200 if found else None,
         json_object=found,
-        fetched_at=row["checked_at"],
+        fetched_at=at,
     )
 
 

@@ -83,7 +83,8 @@ def authorization_server_metadata(base: str) -> dict[str, Any]:
         "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
         # RFC 9207: every answer to the client's redirect URI carries iss, against mix-up attacks.
         "authorization_response_iss_parameter_supported": True,
-        "client_id_metadata_document_supported": False,
+        # draft-ietf-oauth-client-id-metadata-document: an https client_id is fetched (signin/services.py).
+        "client_id_metadata_document_supported": True,
     }
 
 

@@ -17,7 +17,9 @@ from oauthlib.oauth2.rfc6749 import errors
 from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challenge_method_s256
 
 from monitors.models import Membership
+from signin.client_metadata import ClientMetadataRefused, is_metadata_url
 from signin.models import AccessTokenOrganization, GrantOrganization, RefreshTokenOrganization
+from signin.services import metadata_client_refresh
 
 ORGANIZATION_ATTRIBUTE = "uptimy_organization_id"
 
@@ -32,8 +34,38 @@ class S256Server(Server):  # type: ignore[misc]  # oauthlib is untyped
         self.auth_grant._code_challenge_methods = {"S256": code_challenge_method_s256}
 
 
+class ClientMetadataError(errors.FatalClientError):  # type: ignore[misc]  # oauthlib is untyped
+    """Refuse a client whose metadata document could not be had or was refused, saying why.
+
+    Fatal: the consent screen shows it and never redirects, as the redirect URI it would go to
+    is one the refused document was to vouch for.
+    """
+
+    error = "invalid_client"
+    status_code = 400
+
+
 class OrganizationValidator(OAuth2Validator):  # type: ignore[misc]  # django-oauth-toolkit is untyped
-    """Carry the consented organization from the code to the tokens; refuse a refresh once membership is gone."""
+    """Carry the consented organization from the code to the tokens; refuse a refresh once membership is gone.
+
+    A client_id that is an https URL is a Client ID Metadata Document: before the toolkit loads
+    the client, its row is made current from the document (``signin.services.metadata_client_refresh``).
+    """
+
+    def _load_application(self, client_id: str, request: Any) -> Any:
+        loaded = getattr(request, "client", None)
+        if client_id and is_metadata_url(client_id) and getattr(loaded, "client_id", None) != client_id:
+            # Only the authorization request (behind the sign-in page) may add a client; the token
+            # and revocation endpoints, open to anyone, only refresh one a user has already seen on
+            # the consent screen, and keep it as it was if its host fails.
+            at_consent = bool(request.response_type) and not request.grant_type
+            try:
+                metadata_client_refresh(
+                    client_id=client_id, may_add=at_consent, keep_on_failure=not at_consent
+                )
+            except ClientMetadataRefused as refused:
+                raise ClientMetadataError(description=refused.description, request=request) from None
+        return super()._load_application(client_id, request)
 
     def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
         organization_id = getattr(request, ORGANIZATION_ATTRIBUTE, None)

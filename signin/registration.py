@@ -9,6 +9,7 @@ screen, so a registration cannot dress up as someone else with a picture.
 from __future__ import annotations
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -21,6 +22,14 @@ LOOPBACK_NAMES = frozenset({"localhost"})
 MAX_REDIRECT_URIS = 10
 MAX_URI_LENGTH = 2000
 MAX_NAME_LENGTH = 200
+# RFC 8252 §7.1: a native app (Cursor's cursor://…) may be sent back through a URI scheme of its
+# own, which the operating system hands to that app. Schemes a browser acts on itself (running,
+# showing or downloading something) are never an app's.
+BROWSER_SCHEMES = frozenset(
+    {"javascript", "data", "vbscript", "file", "about", "blob", "filesystem", "view-source", "jar"}
+    | {"ftp", "ws", "wss", "mailto", "tel", "sms"}
+)
+SCHEME_SYNTAX = re.compile(r"[a-z][a-z0-9+.-]*\Z")  # RFC 3986 §3.1 (urlsplit lowercases it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +73,10 @@ def client_request(body: Any) -> ClientRequest:
 
 
 def redirect_uri_problem(uri: str) -> str | None:
-    """Return why ``uri`` cannot be a redirect URI (https, or http to a loopback address), or None when it can."""
+    """Return why ``uri`` cannot be a redirect URI, or None when it can.
+
+    A redirect URI is https, http to a loopback address, or an app's own scheme (RFC 8252 §7.1).
+    """
     if len(uri) > MAX_URI_LENGTH:
         return f"is longer than {MAX_URI_LENGTH} characters"
     try:
@@ -72,17 +84,28 @@ def redirect_uri_problem(uri: str) -> str | None:
         parts.port  # noqa: B018 - raises ValueError on a port that is not a number
     except ValueError:
         return "is not a URL"
-    if parts.scheme not in ("https", "http") or not parts.hostname:
-        return "must be an absolute https URL (or http to a loopback address: 127.0.0.1, [::1], localhost)"
+    web = parts.scheme in ("https", "http")
+    if (web and not parts.hostname) or (
+        not web and not is_app_scheme(parts.scheme, rest=parts.netloc + parts.path)
+    ):
+        return (
+            "must be an absolute https URL (or http to a loopback address: 127.0.0.1, [::1], localhost,"
+            " or an app's own scheme such as cursor://)"
+        )
     if parts.fragment or "#" in uri:
         return "must not have a fragment (RFC 6749 §3.1.2)"
     if parts.username is not None or parts.password is not None:
         return "must not carry a user name or password"
-    if parts.scheme == "http" and not _is_loopback(parts.hostname):
+    if parts.scheme == "http" and not _is_loopback(parts.hostname or ""):
         return (
             "uses http to a host that is not loopback; use https (http is for 127.0.0.1, [::1] or localhost)"
         )
     return None
+
+
+def is_app_scheme(scheme: str, *, rest: str) -> bool:
+    """Return whether ``scheme`` can be a native app's own (RFC 8252 §7.1), with something after it."""
+    return bool(SCHEME_SYNTAX.match(scheme)) and scheme not in BROWSER_SCHEMES and bool(rest.strip("/"))
 
 
 def _is_loopback(host: str) -> bool:

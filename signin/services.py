@@ -1,14 +1,38 @@
-"""Write what sign-in owns: a registered client."""
+"""Write what sign-in owns: a registered client, and a client known by its metadata document."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import logging
+import ssl
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
+from django.utils import timezone
 from oauth2_provider.generators import generate_client_secret
 from oauth2_provider.models import get_application_model
 
+from probes.runner import default_ssl_context
+from signin.client_fetch import fetch_document
+from signin.client_metadata import (
+    ClientMetadataRefused,
+    client_document,
+    client_id_url_problem,
+    freshness_seconds,
+)
 from signin.registration import ClientRequest
+
+log = logging.getLogger(__name__)
+
+FETCH_TIMEOUT_SECONDS = 5.0
+# A document that failed is not fetched again for this long: the same answer is given, so a
+# client retrying in a loop (or someone pointing sign-in at a slow host) costs one fetch a minute.
+FAILURE_BACKOFF_SECONDS = 60
+BACKOFF_PREFIX = "signin:client-metadata:failed:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,3 +61,88 @@ def client_register(*, client: ClientRequest) -> RegisteredClient:
     )
     application.save()
     return RegisteredClient(application=application, client_secret=secret)
+
+
+def metadata_client_refresh(
+    *, client_id: str, may_add: bool, keep_on_failure: bool, now: datetime | None = None
+) -> None:
+    """Make the toolkit's client row for a metadata-document client_id current, fetching the document when stale.
+
+    The row (``registration_source`` cimd, ``cimd_expires_at`` its freshness) is what the rest of
+    the toolkit's flow reads. A client seen for the first time is added only when ``may_add``
+    (the consent screen, where a signed-in user stands; the token endpoint never fetches a
+    client it has not seen). A client an operator created by hand with a URL as its id is left
+    alone. Raises ``ClientMetadataRefused`` when the document cannot be had or is refused,
+    unless ``keep_on_failure`` and a row from an earlier fetch exists (a refresh token's use
+    should not fail on the client's host blinking). Never called inside a transaction: it fetches.
+    """
+    now = now or timezone.now()
+    problem = client_id_url_problem(client_id)
+    if problem:
+        raise ClientMetadataRefused("bad_url", f"The client_id {problem}.")
+    application_model = get_application_model()
+    known = application_model.objects.filter(client_id=client_id).first()
+    if known is not None:
+        if known.registration_source != application_model.RegistrationSource.CIMD:
+            return
+        if known.cimd_expires_at is not None and known.cimd_expires_at > now:
+            return
+    elif not may_add:
+        return
+    try:
+        document, fresh_for = _fetched(client_id)
+    except ClientMetadataRefused as refused:
+        if keep_on_failure and known is not None:
+            log.warning("Kept the earlier metadata of client %s: %s", client_id, refused.description)
+            return
+        raise
+    application_model.objects.update_or_create(
+        client_id=client_id,
+        defaults={
+            "name": document.client_name,
+            "redirect_uris": " ".join(document.redirect_uris),
+            "client_type": application_model.CLIENT_PUBLIC,
+            "authorization_grant_type": application_model.GRANT_AUTHORIZATION_CODE,
+            "client_secret": "",
+            "registration_source": application_model.RegistrationSource.CIMD,
+            "cimd_expires_at": now + timedelta(seconds=fresh_for),
+            "skip_authorization": False,
+        },
+    )
+
+
+def _fetched(client_id: str) -> tuple[Any, int]:
+    """Return the checked document at ``client_id`` and how long it stays fresh; a failure is remembered for a while."""
+    key = BACKOFF_PREFIX + hashlib.sha256(client_id.encode()).hexdigest()
+    remembered = cache.get(key)
+    if remembered is not None:
+        raise ClientMetadataRefused(*remembered)
+    try:
+        fetched = fetch_document(
+            client_id,
+            allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
+            ssl_context=metadata_ssl_context(settings.UPTIMY_OAUTH_CLIENT_METADATA_CA_FILE),
+            timeout=FETCH_TIMEOUT_SECONDS,
+            nameservers=tuple(settings.UPTIMY_DNS_SERVERS),
+        )
+        document = client_document(client_id, fetched.body)
+    except ClientMetadataRefused as refused:
+        cache.set(key, (refused.reason, refused.description), FAILURE_BACKOFF_SECONDS)
+        raise
+    except Exception:
+        # A bug met by one client's hostile answer refuses that client, never the page with a 500.
+        log.exception("Reading the metadata document of client %s failed", client_id)
+        unread = ClientMetadataRefused("unreachable", "Uptimy could not read the client's metadata document.")
+        cache.set(key, (unread.reason, unread.description), FAILURE_BACKOFF_SECONDS)
+        raise unread from None
+    return document, freshness_seconds(fetched.cache_control)
+
+
+@functools.cache
+def metadata_ssl_context(ca_file: str) -> ssl.SSLContext:
+    """Return the TLS trust for metadata fetches: the default roots, or only the CAs in ``ca_file``."""
+    if not ca_file:
+        return default_ssl_context()
+    context = ssl.create_default_context(cafile=ca_file)
+    context.set_alpn_protocols(["http/1.1"])
+    return context

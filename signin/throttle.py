@@ -19,6 +19,8 @@ def registration_wait_seconds(request: HttpRequest) -> int:
     now = time.time()
     attempts: list[float] = [t for t in cache.get(key, []) if t > now - WINDOW_SECONDS]
     limit = settings.UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR
+    if limit <= 0:  # an operator who closed registration
+        return WINDOW_SECONDS
     if len(attempts) >= limit:
         return max(1, math.ceil(attempts[0] + WINDOW_SECONDS - now))
     attempts.append(now)

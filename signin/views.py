@@ -16,8 +16,10 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
+from oauth2_provider.http import OAuth2ResponseRedirect
 from oauth2_provider.models import get_application_model
 from oauth2_provider.scopes import get_scopes_backend
+from oauth2_provider.settings import oauth2_settings
 from oauth2_provider.views import AuthorizationView, TokenView
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
@@ -42,8 +44,6 @@ NO_STORE = {"Cache-Control": "no-store", "Pragma": "no-cache"}
 
 def _metadata(document: dict[str, Any]) -> JsonResponse:
     response = JsonResponse(document)
-    # Browser-based clients (the MCP Inspector) read these documents from another origin.
-    response["Access-Control-Allow-Origin"] = "*"
     response["Cache-Control"] = "public, max-age=300"
     return response
 
@@ -213,7 +213,9 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
         parts = urlsplit(redirect_to)
         query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "iss"]
         query.append(("iss", public_base(self.request)))
-        return super().redirect(urlunsplit(parts._replace(query=urlencode(query))), application)  # type: ignore[no-any-return]
+        target = urlunsplit(parts._replace(query=urlencode(query)))
+        response: HttpResponseBase = OAuth2ResponseRedirect(target, redirect_schemes(application))
+        return response
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
@@ -236,7 +238,11 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
         ) or context.get("redirect_uri", "")
         redirect = urlsplit(redirect_uri or "")
         context["redirect_host"] = redirect.netloc
-        context["redirect_origin"] = f"{redirect.scheme}://{redirect.netloc}" if redirect.netloc else ""
+        context["redirect_app_scheme"] = (
+            redirect.scheme if redirect.scheme not in ("http", "https", "") else ""
+        )
+        context["redirect_origin"] = form_action_source(redirect_uri or "")
+        context["client_host"] = metadata_host(context.get("application"))
         return context  # type: ignore[no-any-return]
 
     def render_to_response(self, context: dict[str, Any], **kwargs: Any) -> HttpResponse:
@@ -246,6 +252,40 @@ class ConsentView(AuthorizationView):  # type: ignore[misc]  # django-oauth-tool
             # to the redirect that answers the post: the assistant's redirect URI must be allowed too.
             response._csp_update = {"form-action": [context["redirect_origin"]]}
         return response  # type: ignore[no-any-return]
+
+
+def redirect_schemes(application: Any) -> list[str]:
+    """Return the schemes a redirect to ``application`` may use: the web's, and those of its own registered URIs.
+
+    The toolkit allows one fixed list for every client; a native app registered with its own
+    scheme (``cursor://…``, checked at registration) is sent back through that scheme only.
+    Every redirect here goes to a URI the toolkit has matched against the registered ones.
+    """
+    schemes = list(oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES)
+    for uri in application.redirect_uris.split() if application is not None else []:
+        scheme = urlsplit(uri).scheme
+        if scheme and scheme not in schemes:
+            schemes.append(scheme)
+    return schemes
+
+
+def metadata_host(application: Any) -> str:
+    """Return who publishes a client known by its metadata document (its URL's host), or "" for any other client.
+
+    The draft asks the consent screen to show it: a name is the client's own claim, the host is
+    where Uptimy read it.
+    """
+    if application is None or application.registration_source != application.RegistrationSource.CIMD:
+        return ""
+    return urlsplit(application.client_id).hostname or ""
+
+
+def form_action_source(redirect_uri: str) -> str:
+    """Return the CSP source allowing the consent form's redirect to ``redirect_uri``: its origin, or an app's scheme."""
+    redirect = urlsplit(redirect_uri)
+    if redirect.scheme in ("http", "https"):
+        return f"{redirect.scheme}://{redirect.netloc}" if redirect.netloc else ""
+    return f"{redirect.scheme}:" if redirect.scheme else ""
 
 
 def _organization_choice(membership: Membership) -> dict[str, Any]:

@@ -39,6 +39,7 @@ UPTIME = "The uptime maths (monitors.uptime) is pure"
 SCORECARD = "The scorecard rules (monitors.scorecard) are pure"
 BADGES = "Badge drawing (monitors.badges, .badge_widths, .svg) is pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
+SIGNIN_METADATA = "Sign-in's client metadata rules and fetch are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
 REGISTRY = "The directory's clients (directory.registry, .github) are pure"
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -75,6 +76,7 @@ def broken_contracts(report: str) -> list[str]:
             SCORECARD,
             BADGES,
             REPORTS,
+            SIGNIN_METADATA,
             NO_TESTS,
             CTL,
             REGISTRY,
@@ -109,7 +111,7 @@ def test_the_tree_keeps_every_contract(tree):
         (
             "probes/types.py",
             "import django.conf",
-            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, CTL],
+            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, REPORTS, SIGNIN_METADATA, CTL],
         ),
         # monitors brings Django with it: the engine breaks both its contracts.
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS]),
@@ -156,6 +158,9 @@ def test_the_tree_keeps_every_contract(tree):
         ("signin/views.py", "import web.access", [FLOORS]),
         ("monitors/selectors.py", "import signin.tokens", [FLOORS]),
         ("statuspages/selectors.py", "import reports.models", [FLOORS]),
+        # A client's metadata document is read and fetched as plain values: a setting or the toolkit breaks it.
+        ("signin/client_metadata.py", "import django.conf", [SIGNIN_METADATA]),
+        ("signin/client_fetch.py", "import oauth2_provider.models", [SIGNIN_METADATA]),
         # uptimyctl is a client of the API: Django, the ORM or the server's settings break it.
         ("uptimy/ctl/plan.py", "import monitors.models", [CTL]),
         ("uptimy/ctl/client.py", "import django.conf", [CTL]),

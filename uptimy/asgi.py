@@ -13,8 +13,10 @@ from starlette.types import Receive, Scope, Send
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "uptimy.settings")
 # Django under ASGI runs each request's sync code on a thread of its own, so a persistent
 # connection would stay with a thread that is gone (Django's docs: disable persistent connections
-# under ASGI). Only this process: Celery's workers and the embedded worker keep theirs.
+# under ASGI); on PostgreSQL requests borrow from a pool instead (uptimy/settings.py). Only this
+# process: Celery's workers and the embedded worker keep their own persistent connections.
 os.environ.setdefault("CONN_MAX_AGE", "0")
+os.environ.setdefault("UPTIMY_DB_POOL", "1")
 django_application = get_asgi_application()
 
 # After Django's set-up: the MCP server's tools import the apps' models.

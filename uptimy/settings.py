@@ -133,6 +133,20 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    if env.bool("UPTIMY_DB_POOL", default=False):
+        # The web process (uptimy/asgi.py turns this on) runs each request on a thread of its
+        # own, so it cannot keep a connection per thread; a pool hands each request a connection
+        # already open instead of a new PostgreSQL backend (a fork and a login) every time.
+        DB_POOL_SIZE = env.int("UPTIMY_DB_POOL_SIZE", default=10)
+        if DB_POOL_SIZE < 1:
+            raise ImproperlyConfigured(f"UPTIMY_DB_POOL_SIZE must be at least 1, not {DB_POOL_SIZE}")
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # Django's pool replaces persistent connections
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": DB_POOL_SIZE,
+            # A request waits this long for a connection when all are taken, then fails.
+            "timeout": 20,
+        }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -251,6 +265,28 @@ if UPTIMY_MCP_REGISTRY_SYNC:
         "schedule": 3600.0,
         "options": {"queue": "default"},
     }
+# Directory probing (directory/probing.py): each visible, non-templated remote listing is probed
+# by the MCP engine every UPTIMY_DIRECTORY_PROBE_INTERVAL seconds, at its own stable place in the
+# interval; a round every UPTIMY_DIRECTORY_PROBE_TICK seconds claims at most UPTIMY_DIRECTORY_PROBE_BATCH
+# due listings. At most UPTIMY_DIRECTORY_PROBES_PER_HOST probes of one host and
+# UPTIMY_DIRECTORY_PROBES_IN_FLIGHT in all run at once per worker; a host's robots.txt is kept
+# UPTIMY_DIRECTORY_ROBOTS_TTL seconds. In the beat with UPTIMY_DIRECTORY_PROBES or UPTIMY_MCP_REGISTRY_SYNC.
+UPTIMY_DIRECTORY_PROBES: bool = env.bool("UPTIMY_DIRECTORY_PROBES", default=False)
+UPTIMY_DIRECTORY_PROBE_INTERVAL: float = env.float("UPTIMY_DIRECTORY_PROBE_INTERVAL", default=1800.0)
+UPTIMY_DIRECTORY_PROBE_TICK: float = env.float("UPTIMY_DIRECTORY_PROBE_TICK", default=60.0)
+UPTIMY_DIRECTORY_PROBE_BATCH: int = env.int("UPTIMY_DIRECTORY_PROBE_BATCH", default=500)
+UPTIMY_DIRECTORY_PROBE_TIMEOUT: float = env.float("UPTIMY_DIRECTORY_PROBE_TIMEOUT", default=10.0)
+UPTIMY_DIRECTORY_PROBES_PER_HOST: int = env.int("UPTIMY_DIRECTORY_PROBES_PER_HOST", default=2)
+UPTIMY_DIRECTORY_PROBES_IN_FLIGHT: int = env.int("UPTIMY_DIRECTORY_PROBES_IN_FLIGHT", default=8)
+UPTIMY_DIRECTORY_ROBOTS_TTL: float = env.float("UPTIMY_DIRECTORY_ROBOTS_TTL", default=86400.0)
+if UPTIMY_DIRECTORY_PROBES or UPTIMY_MCP_REGISTRY_SYNC:
+    CELERY_BEAT_SCHEDULE["probe-listings"] = {
+        "task": "directory.probe_listings",
+        "schedule": UPTIMY_DIRECTORY_PROBE_TICK,
+        "options": {"queue": "default"},
+    }
+
+
 # The directory's stored scorecards (directory.services.scorecards_recompute): recomputed every
 # UPTIMY_DIRECTORY_SCORECARDS_SECONDS, whether the registry is synced or not (a demo import, or a
 # listing growing older, changes them too).
@@ -302,6 +338,11 @@ UPTIMY_OAUTH_REFRESH_TOKEN_SECONDS: int = env.int("UPTIMY_OAUTH_REFRESH_TOKEN_SE
 # Client registrations (RFC 7591) allowed per client address per hour: registration is open to
 # anyone, as assistants register themselves before their user signs in.
 UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR: int = env.int("UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR", default=20)
+# Client ID Metadata Documents: an assistant whose client_id is an https URL publishes its metadata
+# there, and Uptimy fetches it (through the address guard, UPTIMY_ALLOW_PRIVATE_TARGETS deciding).
+# A PEM bundle of the certificate authorities to trust for that fetch instead of the default roots
+# (a private CA, or the tests' own); empty: the default roots.
+UPTIMY_OAUTH_CLIENT_METADATA_CA_FILE: str = env.str("UPTIMY_OAUTH_CLIENT_METADATA_CA_FILE", default="")
 # The toolkit's own models, named here because migrations that point at them (signin's) resolve
 # these settings by name.
 OAUTH2_PROVIDER_APPLICATION_MODEL = "oauth2_provider.Application"

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from alerts.channels import channel_kind
 from alerts.models import Channel
 
 
@@ -51,7 +52,7 @@ KIND_FIELDS: dict[str, tuple[ChannelField, ...]] = {
         ChannelField("url", "Apprise URL", "Such as slack://… or discord://…", secret=True),
     ),
 }
-KIND_NAMES = {
+KIND_NAMES: dict[str, str] = {
     Channel.Kind.EMAIL: "Email",
     Channel.Kind.WEBHOOK: "Webhook",
     Channel.Kind.PAGERDUTY: "PagerDuty",
@@ -64,6 +65,7 @@ class ChannelForm:
     kind: str
     values: dict[str, str] = field(default_factory=dict)
     errors: dict[str, list[str]] = field(default_factory=dict)
+    enabled: bool = True
 
     @property
     def fields(self) -> tuple[ChannelField, ...]:
@@ -112,3 +114,43 @@ def api_body(form: ChannelForm) -> dict[str, Any]:
         else:
             config[spec.name] = value
     return {"name": form.values.get("name", ""), "kind": form.kind, "config": config}
+
+
+def secret_names(kind: str) -> tuple[str, ...]:
+    """Return the kind's write-only fields: the API shows them masked, and a masked one sent back keeps its value."""
+    return channel_kind(kind).secret_fields
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return "\n".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+
+
+def form_of(channel: Channel, shown: Mapping[str, Any] | None) -> ChannelForm:
+    """Return the form of a stored channel, its config as the API shows it (``shown``: secrets masked)."""
+    form = blank_form(channel.kind)
+    form.values = {"name": channel.name} | {f.name: _text((shown or {}).get(f.name)) for f in form.fields}
+    form.enabled = channel.enabled
+    return form
+
+
+def edited_form(channel: Channel, data: Mapping[str, str]) -> ChannelForm:
+    """Return the posted edit form; its kind is the channel's (a channel's kind never changes)."""
+    form = posted_form({**{key: str(data.get(key, "")) for key in data}, "kind": channel.kind})
+    form.enabled = data.get("enabled") == "on"
+    return form
+
+
+def edit_body(form: ChannelForm, shown: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Return the API's body for a change: the form's fields, and the rest of the config as the API showed it.
+
+    What the form has no field for (a webhook's previous secret while a rotation runs) goes back
+    as it was read, masked, so the service keeps it, as a client that reads then writes a channel.
+    """
+    body = api_body(form)
+    names = {f.name for f in form.fields}
+    carried = {key: value for key, value in (shown or {}).items() if key not in names and value is not None}
+    body["config"] = carried | body["config"]
+    body["enabled"] = form.enabled
+    return body

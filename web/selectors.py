@@ -19,7 +19,6 @@ from monitors.models import (
     Healthcheck,
     HealthcheckTag,
     Organization,
-    ProbeResult,
     RegionState,
     Rollup,
     StatusChange,
@@ -202,7 +201,8 @@ class HealthcheckPage:
     percent_30d: str | None
     # The hourly median response times by region slug, each region its own chart.
     chart_points: dict[str, list[tuple[datetime, float]]]
-    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of, a fixed six queries).
+    # MCP checks only: the scorecard's 22 checks (monitors.selectors.scorecard_of: four queries of its own, its
+    # latest attempt and tool list version shared with the page's reads).
     scorecard: ScorecardView | None = None
 
 
@@ -252,20 +252,18 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
     regions = list(
         RegionState.objects.filter(healthcheck=healthcheck).select_related("region").order_by("region__slug")
     )
-    newest = (
-        ProbeResult.objects.filter(healthcheck=healthcheck)
-        .select_related("region")
-        .order_by("-checked_at", "-id")
-        .first()
-    )
+    is_mcp = healthcheck.type == MCP.number
+    # One read each of the newest result and the tool list version, shared with the scorecard.
+    found = selectors.newest_results(healthcheck=healthcheck)
+    newest = found.newest
+    tools: list[dict[str, object]] = []
+    if newest is not None and newest.tool_digest:
+        tool_list = ToolList.objects.filter(healthcheck=healthcheck, digest=newest.tool_digest).first()
+        tools = list(tool_list.tools) if tool_list is not None else []
+    version = selectors.tool_list_latest(healthcheck_id=healthcheck.id) if is_mcp or tools else None
     latest = None
     if newest is not None:
-        tools: list[dict[str, object]] = []
-        if newest.tool_digest:
-            tool_list = ToolList.objects.filter(healthcheck=healthcheck, digest=newest.tool_digest).first()
-            tools = list(tool_list.tools) if tool_list is not None else []
-        version = selectors.tool_list_latest(healthcheck_id=healthcheck.id) if tools else None
-        descriptions = {tool.name: tool.description for tool in version.tools} if version else {}
+        descriptions = {tool.name: tool.description for tool in version.tools} if version and tools else {}
         latest = view_of_result(newest, tools, descriptions)
     changes = list(healthcheck.status_changes.all()[:STATUS_CHANGES_SHOWN])
     start = now - CHART_SPANS.get(span, CHART_SPANS["24h"])
@@ -303,7 +301,14 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         percent_24h=figures["24h"].percent,
         percent_30d=figures["30d"].percent,
         chart_points=chart_points,
-        scorecard=scorecard_view(selectors.scorecard_of(healthcheck=healthcheck, now=now), now=now)
-        if healthcheck.type == MCP.number
+        scorecard=scorecard_view(
+            selectors.scorecard_of(
+                healthcheck=healthcheck,
+                now=now,
+                known=selectors.ScorecardReads(latest_attempt=found.latest_attempt, tool_list=version),
+            ),
+            now=now,
+        )
+        if is_mcp
         else None,
     )

@@ -1,4 +1,4 @@
-"""The status pages' settings in the web app: pages, their components and published incidents.
+"""The status pages' settings in the web app: pages, their components and groups, incidents, subscribers.
 
 Thin like the rest of the app: each form goes through the owners' API serializer
 (``statuspages.api.serializers``) and the statuspages services, so every rule and message is the API's.
@@ -21,12 +21,14 @@ from monitors.errors import ServiceError
 from statuspages import selectors as page_selectors
 from statuspages import services as page_services
 from statuspages.api.serializers import (
+    ComponentGroupSerializer,
     ComponentSerializer,
     IncidentUpdateSerializer,
     PublishedIncidentSerializer,
     StatusPageSerializer,
+    SubscriberSerializer,
 )
-from statuspages.models import Component, PublishedIncident, StatusPage
+from statuspages.models import Component, ComponentGroup, PublishedIncident, StatusPage, Subscriber
 from web.access import Seat, member_view
 from web.api_errors import field_errors
 from web.confirm import confirm_delete
@@ -35,6 +37,9 @@ PAGE_FIELDS = ("slug", "title", "description", "time_zone", "access", "password"
 IMPACTS = PublishedIncident.Impact.values
 STATUSES = PublishedIncident.Status.values
 INCIDENTS_SHOWN = 20
+# The newest subscribers listed on the page (a page may have thousands); the count says how many in all.
+SUBSCRIBERS_SHOWN = 100
+SUBSCRIBER_KINDS = Subscriber.Kind.values
 
 
 def _page(seat: Seat, public_id: str) -> StatusPage:
@@ -93,11 +98,17 @@ def _detail(
     form: str = "",
     values: dict[str, Any] | None = None,
     errors: dict[str, list[str]] | None = None,
+    secret: dict[str, Any] | None = None,
 ) -> HttpResponse:
-    """Render a page's settings, components and incidents; ``form`` names the one ``values`` and ``errors`` belong to."""
+    """Render a page's settings, components, groups, incidents and subscribers.
+
+    ``form`` names the form ``values`` and ``errors`` belong to; ``secret`` is a new webhook
+    subscriber's signing secret, shown this once.
+    """
     components = list(
         Component.objects.filter(page=page).select_related("healthcheck", "group").order_by("position", "id")
     )
+    subscribers = Subscriber.objects.filter(page=page)
     incidents = list(
         PublishedIncident.with_drafts.filter(page=page)
         .prefetch_related("components__healthcheck", "updates")
@@ -121,6 +132,13 @@ def _detail(
             .order_by("name")
             .values_list("public_id", "name")
         ),
+        "groups": list(ComponentGroup.objects.filter(page=page).order_by("position", "id")),
+        "subscribers": list(
+            subscribers.prefetch_related("components").order_by("-created_at", "-id")[:SUBSCRIBERS_SHOWN]
+        ),
+        "subscriber_count": subscribers.count(),
+        "subscriber_kinds": SUBSCRIBER_KINDS,
+        "secret": secret,
         "impacts": IMPACTS,
         "statuses": STATUSES,
         "form": form,
@@ -129,7 +147,10 @@ def _detail(
         "values": values or {},
         "errors": errors or {},
     }
-    return render(request, "web/status_pages/detail.html", context, status=400 if errors else 200)
+    response = render(request, "web/status_pages/detail.html", context, status=400 if errors else 200)
+    if secret:
+        response["Cache-Control"] = "no-store"  # a webhook subscriber's secret is shown once, here
+    return response
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -181,10 +202,12 @@ def status_page_delete(request: HttpRequest, seat: Seat, public_id: str) -> Http
 def component_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Show one of the organization's healthchecks on the page."""
     page = _page(seat, public_id)
-    values = _typed(request.POST, ("healthcheck", "display_name"))
+    values = _typed(request.POST, ("healthcheck", "display_name", "group"))
     body: dict[str, Any] = {"healthcheck": values["healthcheck"] or None}
     if values["display_name"]:
         body["display_name"] = values["display_name"]
+    if values["group"]:
+        body["group"] = values["group"]
     serializer = ComponentSerializer(data=body)
     if not serializer.is_valid():
         return _detail(
@@ -206,10 +229,7 @@ def component_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespo
 @member_view()
 def component_remove(request: HttpRequest, seat: Seat, public_id: str, component_id: str) -> HttpResponse:
     page = _page(seat, public_id)
-    try:
-        component = Component.objects.select_related("healthcheck").get(page=page, public_id=component_id)
-    except (Component.DoesNotExist, ValueError):
-        raise Http404("No such component.") from None
+    component = _component(page, component_id)
     page_services.component_delete(component=component)
     messages.success(
         request, f"Removed {component.display_name or component.healthcheck.name} from {page.title}."
@@ -287,4 +307,120 @@ def incident_publish(request: HttpRequest, seat: Seat, public_id: str, incident_
     page = _page(seat, public_id)
     incident = page_services.incident_publish(incident=_incident(page, incident_id), now=timezone.now())
     messages.success(request, f"Published {incident.title}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+def _component(page: StatusPage, component_id: str) -> Component:
+    try:
+        return Component.objects.select_related("healthcheck").get(page=page, public_id=component_id)
+    except (Component.DoesNotExist, ValueError):
+        raise Http404("No such component.") from None
+
+
+@require_POST
+@member_view()
+def component_group_set(request: HttpRequest, seat: Seat, public_id: str, component_id: str) -> HttpResponse:
+    """Put a component in one of the page's groups, or in none (``PATCH …/components/{id}/`` with ``group``)."""
+    page = _page(seat, public_id)
+    component = _component(page, component_id)
+    values = _typed(request.POST, ("group",))
+    serializer = ComponentSerializer(component, data={"group": values["group"] or None}, partial=True)
+    errors = {} if serializer.is_valid() else field_errors(serializer.errors)
+    if not errors:
+        try:
+            page_services.component_update(component=component, changes=serializer.to_service_changes())
+        except ServiceError as refused:
+            errors = {refused.field: [refused.message]}
+    if errors:
+        return _detail(
+            request, seat, page, form=f"group-of-{component.public_id}", values=values, errors=errors
+        )
+    messages.success(request, f"Moved {component.display_name or component.healthcheck.name}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def group_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Add a group (a heading components are shown under) to the page."""
+    page = _page(seat, public_id)
+    values = _typed(request.POST, ("name", "position"))
+    serializer = ComponentGroupSerializer(
+        data={key: value for key, value in values.items() if value or key == "name"}
+    )
+    if not serializer.is_valid():
+        return _detail(
+            request, seat, page, form="group", values=values, errors=field_errors(serializer.errors)
+        )
+    data = serializer.validated_data
+    group = page_services.group_create(page=page, name=data["name"], position=data.get("position", 0))
+    messages.success(request, f"Added the group {group.name}; put components in it below.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def group_remove(request: HttpRequest, seat: Seat, public_id: str, group_id: str) -> HttpResponse:
+    """Remove a group; its components stay on the page, ungrouped."""
+    page = _page(seat, public_id)
+    try:
+        group = ComponentGroup.objects.get(page=page, public_id=group_id)
+    except (ComponentGroup.DoesNotExist, ValueError):
+        raise Http404("No such group.") from None
+    page_services.group_delete(group=group)
+    messages.success(request, f"Removed the group {group.name}; its components stay on the page.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def subscriber_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Subscribe an email address (it is sent a confirmation) or a webhook (its secret shown once)."""
+    page = _page(seat, public_id)
+    values: dict[str, Any] = _typed(request.POST, ("kind", "email", "url"))
+    values["components"] = request.POST.getlist("components")
+    body = {key: value for key, value in values.items() if value not in ("", [])}
+    serializer = SubscriberSerializer(data=body)
+    if not serializer.is_valid():
+        return _detail(
+            request, seat, page, form="subscriber", values=values, errors=field_errors(serializer.errors)
+        )
+    data = serializer.validated_data
+    components = data.get("components") or None
+    now = timezone.now()
+    try:
+        if data["kind"] == Subscriber.Kind.WEBHOOK:
+            subscriber, secret = page_services.webhook_subscribe(
+                page=page, url=data.get("url", ""), components=components, now=now
+            )
+        else:
+            subscriber = page_services.email_subscribe(
+                page=page, email=data.get("email", ""), components=components, now=now
+            )
+    except ServiceError as refused:
+        return _detail(
+            request, seat, page, form="subscriber", values=values, errors={refused.field: [refused.message]}
+        )
+    if data["kind"] == Subscriber.Kind.WEBHOOK:
+        messages.success(request, f"Subscribed {subscriber.url_shown}.")
+        return _detail(request, seat, page, secret={"subscriber": subscriber, "value": secret})
+    # The same words whether or not the address was subscribed already, as on the public page.
+    messages.success(
+        request, f"{subscriber.email} is sent a link to confirm; it hears of nothing until it does."
+    )
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def subscriber_remove(request: HttpRequest, seat: Seat, public_id: str, subscriber_id: str) -> HttpResponse:
+    page = _page(seat, public_id)
+    try:
+        subscriber = Subscriber.objects.get(page=page, public_id=subscriber_id)
+    except (Subscriber.DoesNotExist, ValueError):
+        raise Http404("No such subscriber.") from None
+    page_services.subscriber_delete(subscriber=subscriber)
+    messages.success(
+        request, f"Removed {subscriber.email or subscriber.url_shown}; it hears of nothing more."
+    )
     return redirect("web:status-page", public_id=page.public_id)

@@ -60,9 +60,11 @@ urlpatterns = [
     path("settings/members/<int:member_id>/remove/", views.member_remove, name="member-remove"),
     path("settings/invitations/<uuid:public_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
     path("settings/channels/", views.channels, name="channels"),
+    path("settings/channels/<uuid:public_id>/", views.channel_edit, name="channel-edit"),
     path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
     path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
     path("settings/maintenance/", views.maintenance, name="maintenance"),
+    path("settings/maintenance/<uuid:public_id>/", views.maintenance_edit, name="maintenance-edit"),
     path(
         "settings/maintenance/<uuid:public_id>/delete/", views.maintenance_delete, name="maintenance-delete"
     ),
@@ -74,6 +76,25 @@ urlpatterns = [
         "status-pages/<uuid:public_id>/components/<uuid:component_id>/remove/",
         pages.component_remove,
         name="status-page-component-remove",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/components/<uuid:component_id>/group/",
+        pages.component_group_set,
+        name="status-page-component-group",
+    ),
+    path("status-pages/<uuid:public_id>/groups/", pages.group_add, name="status-page-group-add"),
+    path(
+        "status-pages/<uuid:public_id>/groups/<uuid:group_id>/remove/",
+        pages.group_remove,
+        name="status-page-group-remove",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/subscribers/", pages.subscriber_add, name="status-page-subscriber-add"
+    ),
+    path(
+        "status-pages/<uuid:public_id>/subscribers/<uuid:subscriber_id>/remove/",
+        pages.subscriber_remove,
+        name="status-page-subscriber-remove",
     ),
     path("status-pages/<uuid:public_id>/incidents/", pages.incident_add, name="status-page-incident-add"),
     path(

@@ -88,7 +88,7 @@ def signup(request: HttpRequest) -> HttpResponse:
                 now=timezone.now(),
             )
         except ServiceError as refused:
-            form.add_error(None, refused.message)
+            form.add_error("email" if refused.field == "email" else None, refused.message)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
@@ -133,17 +133,26 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
     live = _live_invitation(token)
     if live is None:
         return render(request, "web/accounts/invitation.html", {"gone": INVITATION_GONE}, status=404)
+    context: dict[str, Any] = {"invitation": live, "token": token}
+    if request.user.is_authenticated:
+        # Said before the button: the signed-in account may not be the one the link was sent to.
+        context["refused"] = services.invitation_addressee_refusal(
+            invitation=live, email=request.user.email or ""
+        )
     if request.method == "POST":
         if not request.user.is_authenticated:
             return redirect(f"{reverse('web:login')}?next={request.path}")
         try:
             membership = services.invitation_accept(invitation=live, user=request.user, now=timezone.now())
         except ServiceError as refused:
-            return render(request, "web/accounts/invitation.html", {"gone": refused.message}, status=404)
+            if refused.field != "email":
+                return render(request, "web/accounts/invitation.html", {"gone": refused.message}, status=404)
+            context["refused"] = refused.message
+            return render(request, "web/accounts/invitation.html", context, status=403)
         request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
         messages.success(request, f"You joined {membership.organization.name} as {membership.role}.")
         return redirect("web:dashboard")
-    return render(request, "web/accounts/invitation.html", {"invitation": live, "token": token})
+    return render(request, "web/accounts/invitation.html", context)
 
 
 @require_POST
@@ -656,6 +665,68 @@ def _channel(seat: Seat, public_id: str) -> Channel:
         raise Http404("No such channel.") from None
 
 
+def _channel_edit_page(
+    request: HttpRequest, seat: Seat, channel: Channel, form: channel_form.ChannelForm, *, status: int = 200
+) -> HttpResponse:
+    context = {
+        "seat": seat,
+        "channel": channel,
+        "form": form,
+        "kind_name": channel_form.KIND_NAMES.get(channel.kind, channel.kind),
+        "secret_names": channel_form.secret_names(channel.kind),
+    }
+    response = render(request, "web/settings/channel_edit.html", context, status=status)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def channel_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Show a channel's form, secrets masked (GET); change it as ``PUT /api/v1/channels/{id}/`` does (POST)."""
+    channel = _channel(seat, public_id)
+    shown = ChannelSerializer(channel).data["config"]
+    if request.method != "POST":
+        form = channel_form.form_of(channel, shown)
+        if shown is None:
+            form.errors["non_field_errors"] = [CHANNEL_UNREADABLE]
+        return _channel_edit_page(request, seat, channel, form)
+    form = channel_form.edited_form(channel, request.POST)
+    serializer = ChannelWriteSerializer(data=channel_form.edit_body(form, shown))
+    if not form.errors and not serializer.is_valid():
+        form.add_errors(serializer.errors)
+    if form.errors:
+        return _channel_edit_page(request, seat, channel, form, status=400)
+    data = serializer.validated_data
+    try:
+        saved = alert_services.channel_change(
+            channel=channel,
+            now=timezone.now(),
+            name=data["name"],
+            config=data["config"],
+            enabled=data["enabled"],
+        )
+    except ServiceError as refused:
+        form.add_errors({refused.field: [refused.message]})
+    except SecretUnreadable:
+        form.add_errors({"non_field_errors": [CHANNEL_UNREADABLE]})
+    if form.errors:
+        channel.refresh_from_db()
+        return _channel_edit_page(request, seat, channel, form, status=400)
+    messages.success(request, f"Saved {saved.channel.name}.")
+    if saved.test is not None:
+        if saved.test.ok:
+            messages.success(request, "Enabled again: the test alert it was sent arrived.")
+        else:
+            messages.error(
+                request, f"Enabled again, but the test alert it was sent did not arrive: {saved.test.error}"
+            )
+    return redirect("web:channels")
+
+
+CHANNEL_UNREADABLE = "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+
+
 @require_POST
 @member_view()
 def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
@@ -666,9 +737,7 @@ def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
     except ServiceError as refused:
         messages.error(request, refused.message)
     except SecretUnreadable:
-        messages.error(
-            request, "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
-        )
+        messages.error(request, CHANNEL_UNREADABLE)
     else:
         if attempt.ok:
             messages.success(request, f"Sent {channel.name} a test alert; it arrived.")
@@ -756,14 +825,61 @@ def maintenance(request: HttpRequest, seat: Seat) -> HttpResponse:
     return redirect("web:maintenance")
 
 
+def _window(seat: Seat, public_id: str) -> MaintenanceWindow:
+    """Return the organization's maintenance window; another organization's (or none) is a 404."""
+    try:
+        return selectors.maintenance_windows_of(organization=seat.organization).get(public_id=public_id)
+    except (MaintenanceWindow.DoesNotExist, ValueError):
+        raise Http404("No such maintenance window.") from None
+
+
+def _maintenance_edit_page(
+    request: HttpRequest,
+    seat: Seat,
+    window: MaintenanceWindow,
+    values: dict[str, Any],
+    errors: dict[str, list[str]] | None = None,
+) -> HttpResponse:
+    context = {
+        "seat": seat,
+        "window": window,
+        "values": values,
+        "errors": errors or {},
+        "healthchecks": list(
+            selectors.healthchecks_of(organization=seat.organization)
+            .order_by("name")
+            .values_list("public_id", "name")
+        ),
+    }
+    return render(request, "web/settings/maintenance_edit.html", context, status=400 if errors else 200)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def maintenance_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Show a window's form (GET); change it as ``PUT /api/v1/maintenance-windows/{id}/`` does (POST)."""
+    window = _window(seat, public_id)
+    if request.method != "POST":
+        return _maintenance_edit_page(request, seat, window, maintenance_form.values_of(window))
+    values = maintenance_form.typed(request.POST)
+    serializer = MaintenanceWindowSerializer(window, data=maintenance_form.edit_body(values, window))
+    if not serializer.is_valid():
+        return _maintenance_edit_page(request, seat, window, values, field_errors(serializer.errors))
+    try:
+        services.maintenance_window_update(
+            window=window, changes=serializer.to_service_changes(), partial=False
+        )
+    except ServiceError as refused:
+        return _maintenance_edit_page(request, seat, window, values, {refused.field: [refused.message]})
+    messages.success(request, f"Saved the maintenance window {window.name}.")
+    return redirect("web:maintenance")
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 @member_view()
 def maintenance_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Ask to confirm (GET), then delete the window (POST)."""
-    try:
-        window = selectors.maintenance_windows_of(organization=seat.organization).get(public_id=public_id)
-    except (MaintenanceWindow.DoesNotExist, ValueError):
-        raise Http404("No such maintenance window.") from None
+    window = _window(seat, public_id)
     return confirm_delete(
         request,
         seat,

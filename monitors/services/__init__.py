@@ -23,6 +23,7 @@ from monitors.services.maintenance import (
 from monitors.services.members import (
     INVITATION_GONE,
     invitation_accept,
+    invitation_addressee_refusal,
     invitation_create,
     invitation_public_id,
     invitation_revoke,
@@ -71,6 +72,7 @@ __all__ = [
     "healthcheck_trial_config",
     "healthcheck_update",
     "invitation_accept",
+    "invitation_addressee_refusal",
     "invitation_create",
     "invitation_public_id",
     "invitation_revoke",

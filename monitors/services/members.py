@@ -22,6 +22,19 @@ INVITATION_SALT = "uptimy.invitation"
 INVITATION_GONE = "This invitation link is no longer valid; ask for a new one."
 
 
+def invitation_addressee_refusal(*, invitation: Invitation, email: str) -> str | None:
+    """Return why an account with ``email`` may not accept ``invitation``, or None when it was sent to that address.
+
+    An invitation is for the address it was mailed to: a forwarded or leaked link must not let
+    someone else join. Addresses compare case-insensitively, as invitation_create stores them.
+    """
+    if email.strip().casefold() == invitation.email.strip().casefold():
+        return None
+    return (
+        f"This invitation was sent to {invitation.email}: sign in or sign up with that address to accept it."
+    )
+
+
 def invitation_token(invitation: Invitation) -> str:
     """Return the secret part of an invitation's link: its public_id, signed with SECRET_KEY."""
     return signing.dumps(str(invitation.public_id), salt=INVITATION_SALT)
@@ -79,12 +92,14 @@ def invitation_revoke(*, invitation: Invitation, actor: Membership, now: datetim
 def invitation_accept(*, invitation: Invitation, user: Any, now: datetime) -> Membership:
     """Make ``user`` a member with the invitation's role; the link works once, until it expires.
 
-    A user who is a member already keeps their role: an invitation never demotes anyone.
+    Only an account with the invited address may accept it. A user who is a member already
+    keeps their role: an invitation never demotes anyone.
     """
     with transaction.atomic():
         locked = Invitation.objects.select_for_update().get(pk=invitation.pk)
         if locked.accepted_at or locked.revoked_at or locked.expires_at <= now:
             raise ServiceError("invitation", INVITATION_GONE)
+        _refuse(invitation_addressee_refusal(invitation=locked, email=user.email or ""), field="email")
         membership, _ = Membership.objects.get_or_create(
             organization=locked.organization, user=user, defaults={"role": locked.role}
         )

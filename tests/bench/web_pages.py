@@ -8,7 +8,7 @@ state in three regions (the last response time) and a tag, and hourly rollups in
 for the last day and a half (the dashboard's sparkline reads them), created a month ago with an
 hour down yesterday (the 24 h and 30 d uptime read the status changes); one more
 healthcheck has ``--days`` days of hourly rollups in three regions, a latest result with its
-tool list, 20 status changes, 20 tool list changes and 10 incidents. Then a signed-in owner asks
+tool list (and the current tool list version, with descriptions), 20 status changes, 20 tool list changes and 10 incidents. Then a signed-in owner asks
 for the dashboard and for that healthcheck's page through Django's test client (the whole stack in process, no network).
 Prints the median and 95th percentile of ``--repeat`` warm requests in milliseconds and each
 page's SQL query count. No figure is asserted anywhere.
@@ -50,6 +50,7 @@ from monitors.models import (  # noqa: E402
     StatusChange,
     ToolChange,
     ToolList,
+    ToolListVersion,
 )
 from monitors.services import healthcheck_create, membership_add, organization_create  # noqa: E402
 from probes.checks.mcp import MCP  # noqa: E402
@@ -119,6 +120,17 @@ def build(healthchecks: int, days: int) -> tuple[Client, str]:
     Rollup.objects.bulk_create(rollups, batch_size=5000)
     tools = [{"name": f"tool_{n}", "required_inputs": ["q"]} for n in range(40)]
     ToolList.objects.create(healthcheck=page_check, digest="d", tools=tools, first_seen_at=now)
+    ToolListVersion.objects.create(
+        healthcheck=page_check,
+        digest="v",
+        tools=[
+            {**tool, "description": f"Does thing {n} with the query it is given."}
+            for n, tool in enumerate(tools)
+        ],
+        tool_count=len(tools),
+        first_seen_at=now,
+        current_since=now,
+    )
     ProbeResult.objects.create(
         healthcheck=page_check,
         region=regions[0],

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import IntegrityError
 
 from directory import services
-from directory.models import Listing, RegistrySync
+from directory.models import (
+    Listing,
+    ListingProbeHour,
+    ListingProbeState,
+    ListingToolChange,
+    ListingToolList,
+    RegistrySync,
+)
 from directory.registry import RegistryClient
 from directory.selectors import visible_listings
 from directory.services import registry_sync
@@ -286,3 +293,43 @@ def test_an_entry_the_database_refuses_is_skipped_alone(registry, client, monkey
     assert report.stored == 6
     assert "io.github.octocat/notes 1.0.0: the database refused it (IntegrityError)" in report.rejected
     assert not Listing.objects.filter(name="io.github.octocat/notes").exists()
+
+
+def probe_history_of(listing: Listing, *, due: datetime) -> None:
+    """Give ``listing`` a probed past: its state, an hour's counts, its tool list and a tool change."""
+    ListingProbeState.objects.create(listing=listing, next_probe_at=due, probed_at=NOW, tool_count=3)
+    ListingProbeHour.objects.create(listing=listing, hour=NOW.replace(minute=0), attempts=2, successes=2)
+    ListingToolList.objects.create(listing=listing, digest="d", tools=[], tool_count=3, current_since=NOW)
+    ListingToolChange.objects.create(listing=listing, at=NOW, removed=["forecast"], removed_count=1)
+
+
+def test_a_new_version_takes_over_the_servers_probe_history(registry, client):
+    full_sync(registry, client)
+    old = Listing.objects.get(name="com.example/weather", version="2.1.0")
+    probe_history_of(old, due=NOW + timedelta(minutes=20))
+    registry.serve(page("incremental"))
+
+    registry_sync(client=client, full=False, now=NOW)
+
+    new = Listing.objects.get(name="com.example/weather", version="2.2.0")
+    assert ListingProbeState.objects.get(listing=new).tool_count == 3
+    assert ListingProbeState.objects.get(listing=new).next_probe_at == NOW  # its remote may have moved
+    assert ListingProbeHour.objects.get(listing=new).attempts == 2
+    assert ListingToolList.objects.get(listing=new).tool_count == 3
+    assert ListingToolChange.objects.get(listing=new).removed == ["forecast"]
+    assert not ListingProbeState.objects.filter(listing=old).exists()
+
+
+def test_a_version_probed_before_keeps_its_own_history(registry, client):
+    full_sync(registry, client)
+    registry.serve(page("incremental"))
+    registry_sync(client=client, full=False, now=NOW)
+    old = Listing.objects.get(name="com.example/weather", version="2.1.0")
+    new = Listing.objects.get(name="com.example/weather", version="2.2.0")
+    probe_history_of(old, due=NOW)
+    ListingProbeState.objects.create(listing=new, next_probe_at=NOW, probed_at=NOW, tool_count=7)
+
+    services._probe_history_follow(to=new, now=NOW)
+
+    assert ListingProbeState.objects.get(listing=new).tool_count == 7
+    assert ListingProbeHour.objects.filter(listing=old).count() == 1

@@ -21,6 +21,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache() -> None:
+    """Leave the suite's cache alone (this overrides tests/conftest.py's, which clears it).
+
+    `make test` runs these tests in a pytest of their own beside the rest of the suite
+    (tests/run_suite.py), on the same REDIS_URL: a clear from here would empty the other run's
+    rate-limit counts in the middle of its tests. These tests never use that cache: the stack's
+    processes have a Redis server of their own.
+    """
+
+
 @pytest.fixture(scope="module")
 def stack() -> Iterator[Stack]:
     admin_url = require_services()
@@ -34,3 +45,13 @@ def stack() -> Iterator[Stack]:
         running.supervise("the end of the module")
     finally:
         running.close()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup() -> None:
+    """Refuse the suite's test database here (this overrides pytest-django's fixture).
+
+    tests/run_suite.py runs these tests beside the rest of the suite, which creates and drops
+    the test database: a second pytest doing the same at once would destroy the first's.
+    """
+    pytest.fail("tests/e2e must not use the suite's database: each stack has a database of its own")

@@ -10,7 +10,14 @@ from django.test.utils import CaptureQueriesContext
 
 from monitors.models import Healthcheck, ProbeResult, Region, Rollup, ToolChange
 from monitors.scorecard import NO_LISTING, PUBLISHER_CHECKS, AttemptTally, Verdict
-from monitors.selectors import NotAnMcpCheck, scorecard_evidence, scorecard_of
+from monitors.selectors import (
+    NotAnMcpCheck,
+    ScorecardReads,
+    newest_results,
+    scorecard_evidence,
+    scorecard_of,
+    tool_list_latest,
+)
 from monitors.services import healthcheck_create, outcomes_record, rollups_refresh
 from monitors.services.recording import RunResult
 from probes.checks.http import HTTP
@@ -379,6 +386,34 @@ def test_the_latest_attempt_is_the_newest_result_uptimy_could_run(check):
         "2025-03-26",
         True,
     )
+
+
+def test_the_newest_result_and_the_latest_attempt_are_read_together(check):
+    attempt = result(check, HOUR + timedelta(minutes=1))
+    newest = result(check, HOUR + timedelta(minutes=2), listed=False, kind="timeout", in_maintenance=True)
+
+    with CaptureQueriesContext(connection) as captured:
+        found = newest_results(healthcheck=check)
+
+    assert (found.newest, found.latest_attempt) == (newest, attempt)
+    assert found.newest is not None
+    assert found.newest.region.slug == "eu-west"  # read with it, no query more
+    assert len(captured) == 1
+
+
+def test_the_evidence_from_what_a_page_read_is_the_evidence_read_afresh(check):
+    result(check, HOUR + timedelta(minutes=1), protocol="2025-03-26")
+    result(check, HOUR + timedelta(minutes=2), listed=False, kind="config", protocol="")
+    known = ScorecardReads(
+        latest_attempt=newest_results(healthcheck=check).latest_attempt,
+        tool_list=tool_list_latest(healthcheck_id=check.id),
+    )
+
+    with CaptureQueriesContext(connection) as captured:
+        shared = scorecard_evidence(healthcheck=check, now=NOW, known=known)
+
+    assert shared == scorecard_evidence(healthcheck=check, now=NOW)
+    assert len(captured) == 4  # the six less the latest attempt and the tool list version
 
 
 @pytest.mark.parametrize(

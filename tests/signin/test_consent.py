@@ -211,3 +211,38 @@ def test_a_client_marked_to_skip_the_screen_gets_an_error_not_a_code(browser, re
 
     assert answer["error"] == "access_denied"
     assert "code" not in answer
+
+
+APP_REDIRECT = "cursor://anysphere.cursor-mcp/oauth/callback"
+
+
+def test_an_app_registered_with_its_own_scheme_is_sent_back_through_it(browser, register, consent, org):
+    assistant = register(browser, redirect_uris=[APP_REDIRECT])
+    assistant.redirect_uri = APP_REDIRECT
+
+    answer = consent(assistant, assistant.authorize_url(), organization=org)
+
+    assert answer["Location"].startswith(APP_REDIRECT + "?")
+    assert set(redirect_params(answer)) == {"code", "state", "iss"}
+    token = assistant.exchange(redirect_params(answer)["code"])
+    assert token.status_code == 200, token.content
+
+
+def test_the_screen_says_an_app_on_this_device_gets_the_answer(browser, register):
+    assistant = register(browser, redirect_uris=[APP_REDIRECT])
+    assistant.redirect_uri = APP_REDIRECT
+
+    page = browser.get(assistant.authorize_url())
+
+    assert "the app on this device that opens <strong>cursor:</strong> links" in page.content.decode()
+    assert "form-action 'self' cursor:" in page["Content-Security-Policy"]
+
+
+def test_an_apps_scheme_is_never_a_way_back_for_another_client(browser, register, consent, org):
+    register(browser, redirect_uris=[APP_REDIRECT])  # another client owns this scheme
+    web_client = register(browser)
+
+    page = browser.get(web_client.authorize_url(redirect_uri=APP_REDIRECT))
+
+    assert page.status_code == 400
+    assert "cursor://" not in page.get("Location", "")

@@ -41,6 +41,7 @@ def pr_document(db) -> dict:
         ("grant_types_supported", ["authorization_code", "refresh_token"]),
         ("token_endpoint_auth_methods_supported", ["none", "client_secret_post", "client_secret_basic"]),
         ("authorization_response_iss_parameter_supported", True),
+        ("client_id_metadata_document_supported", True),
     ],
 )
 def test_the_authorization_server_metadata_says(as_document, field, value):

@@ -28,9 +28,11 @@ def refusal(body: object) -> tuple[str, str]:
         "http://localhost:6274/oauth/callback",
         "http://127.1.2.3:9/cb",
         "https://example.com/cb?tenant=a",
+        "cursor://anysphere.cursor-mcp/oauth/callback",  # an app's own scheme (RFC 8252 §7.1)
+        "com.example.app:/oauth2redirect/example-provider",  # RFC 8252's reverse-domain form
     ],
 )
-def test_a_redirect_uri_is_https_or_http_to_loopback(uri):
+def test_a_redirect_uri_is_https_http_to_loopback_or_an_apps_own_scheme(uri):
     assert client_request({"redirect_uris": [uri]}).redirect_uris == (uri,)
 
 
@@ -41,8 +43,13 @@ def test_a_redirect_uri_is_https_or_http_to_loopback(uri):
         ("http://192.168.1.10/callback", "not loopback; use https"),
         ("http://localhost.evil.example/cb", "not loopback; use https"),
         ("javascript:alert(1)", "absolute https URL"),
-        ("cursor://anysphere.cursor-mcp/oauth/callback", "absolute https URL"),
         ("file:///etc/passwd", "absolute https URL"),
+        ("data:text/html,<script>alert(1)</script>", "absolute https URL"),
+        ("vbscript:msgbox", "absolute https URL"),
+        ("ws://127.0.0.1/cb", "absolute https URL"),
+        ("myapp:", "absolute https URL"),  # a scheme with nothing after it
+        ("myapp://user:pass@callback", "user name or password"),
+        ("myapp://callback#fragment", "must not have a fragment"),
         ("/relative/callback", "absolute https URL"),
         ("https:///no-host", "absolute https URL"),
         ("https://example.com/cb#fragment", "must not have a fragment"),
@@ -202,3 +209,13 @@ def test_registrations_are_limited_per_address(db, settings):
     assert 0 < int(refused["Retry-After"]) <= 3600
     assert register(GOOD, REMOTE_ADDR="203.0.113.10").status_code == 201
     assert get_application_model().objects.count() == 4
+
+
+def test_a_limit_of_zero_closes_registration(db, settings):
+    settings.UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR = 0
+
+    refused = register(GOOD)
+
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) == 3600
+    assert not get_application_model().objects.exists()

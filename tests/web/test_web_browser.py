@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -17,9 +18,16 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from alerts.services import channel_add
 from monitors.models import Healthcheck, Membership, ProbeResult, Region, StatusChange, ToolList
-from monitors.services import membership_add
-from statuspages.services import component_create, incident_create, status_page_create
+from monitors.services import maintenance_window_create, membership_add
+from statuspages.services import (
+    component_create,
+    email_subscribe,
+    group_create,
+    incident_create,
+    status_page_create,
+)
 from tests.monitors.conftest import start_sdk_peer, stop
 from tests.web.conftest import PASSWORD
 
@@ -256,6 +264,8 @@ def watched_check(org, make_check) -> Healthcheck:
         "/app/settings/reports/",
         "/app/status-pages/",
         "/app/status-pages/{status_page}/",
+        "/app/settings/channels/{channel}/",
+        "/app/settings/maintenance/{window}/",
     ],
 )
 def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, watched_check, path):
@@ -270,7 +280,23 @@ def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, w
         body="Looking into it.",
         now=timezone.now(),
     )
-    scanned_page.goto(app + path.format(check=watched_check.public_id, status_page=status_page.public_id))
+    group_create(page=status_page, name="Search")
+    email_subscribe(page=status_page, email="reader@example.com", components=None, now=timezone.now())
+    channel = channel_add(
+        organization=org, name="Ops mail", kind="email", config={"recipients": ["ops@example.com"]}
+    ).channel
+    window = maintenance_window_create(
+        organization=org, name="Upgrade", starts_at=timezone.now(), duration=timedelta(hours=1), tags=["db"]
+    )
+    scanned_page.goto(
+        app
+        + path.format(
+            check=watched_check.public_id,
+            status_page=status_page.public_id,
+            channel=channel.public_id,
+            window=window.public_id,
+        )
+    )
     assert axe_violations(scanned_page) == []
 
 

@@ -135,3 +135,161 @@ def test_a_viewer_sees_the_channels_but_no_form(make_member, org):
     assert "Ops mail" in page
     assert "Add channel" not in page
     assert "Send test" not in page
+
+
+# --- editing a channel --------------------------------------------------------------------------------
+
+
+def add_webhook(organization, settings, url: str = "http://127.0.0.1:9/hook/token-123") -> Channel:
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+    return channel_add(
+        organization=organization,
+        name="Hook",
+        kind="webhook",
+        config={"url": url, "secret": "whsec_" + "A" * 32},
+    ).channel
+
+
+def edit_form(owner, channel: Channel) -> dict[str, str]:
+    """Return the edit page's form as a browser would post it back unchanged."""
+    form = owner.get(f"{PAGE}{channel.public_id}/").context["form"]
+    return {"name": form.values["name"], **form.values, **({"enabled": "on"} if form.enabled else {})}
+
+
+def test_the_edit_page_shows_secrets_masked(owner, org, settings):
+    channel = add_webhook(org, settings)
+    answer = owner.get(f"{PAGE}{channel.public_id}/")
+    page = answer.content.decode()
+    assert answer.status_code == 200
+    assert answer["Cache-Control"] == "no-store"
+    assert "whsec_AAAA" not in page
+    assert "token-123" not in page
+    assert 'value="http://127.0.0.1:9/********"' in page
+    assert "Shown masked: leave it as it is to keep the stored value" in page
+
+
+def test_a_change_that_leaves_the_secrets_as_shown_keeps_them(owner, org, settings):
+    channel = add_webhook(org, settings)
+    form = edit_form(owner, channel) | {"name": "Renamed hook"}
+    assert owner.post(f"{PAGE}{channel.public_id}/", form).status_code == 302
+    channel.refresh_from_db()
+    assert channel.name == "Renamed hook"
+    assert channel.config["url"] == "http://127.0.0.1:9/hook/token-123"
+    assert channel.config["secret"] == "whsec_" + "A" * 32
+
+
+def test_a_secret_typed_anew_replaces_the_stored_one(owner, org, settings):
+    channel = add_webhook(org, settings)
+    form = edit_form(owner, channel) | {"secret": "whsec_" + "B" * 32}
+    assert owner.post(f"{PAGE}{channel.public_id}/", form).status_code == 302
+    channel.refresh_from_db()
+    assert channel.config["secret"] == "whsec_" + "B" * 32
+
+
+def test_a_rotation_s_previous_secret_survives_an_edit(owner, org, settings):
+    from django.utils import timezone
+
+    from alerts.services import channel_rotate_secret
+
+    channel = add_webhook(org, settings)
+    channel_rotate_secret(channel=channel, now=timezone.now())
+    assert owner.post(f"{PAGE}{channel.public_id}/", edit_form(owner, channel)).status_code == 302
+    channel.refresh_from_db()
+    assert channel.config["previous_secret"] == "whsec_" + "A" * 32
+
+
+def test_an_email_channel_s_recipients_are_edited_one_per_line(owner, org):
+    channel = add_email(org)
+    assert edit_form(owner, channel)["recipients"] == "ops@example.com"
+    form = edit_form(owner, channel) | {"recipients": "ops@example.com\noncall@example.com"}
+    assert owner.post(f"{PAGE}{channel.public_id}/", form).status_code == 302
+    channel.refresh_from_db()
+    assert channel.config == {"recipients": ["ops@example.com", "oncall@example.com"]}
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"name": ""}, "name", "This field may not be blank."),
+        ({"recipients": "not-an-address"}, "recipients", "is not a valid email address"),
+        ({"recipients": ""}, "recipients", "must be a list of at least one email address"),
+        ({"name": "Taken"}, "name", "Another channel of this organization has this name."),
+    ],
+)
+def test_a_refused_change_shows_the_api_s_message_next_to_the_field(owner, org, change, field, message):
+    add_email(org, "Taken")
+    channel = add_email(org)
+    answer = owner.post(f"{PAGE}{channel.public_id}/", edit_form(owner, channel) | change)
+    assert answer.status_code == 400
+    errors = answer.context["form"].errors
+    assert list(errors) == [field]
+    assert message in errors[field][0]
+    channel.refresh_from_db()
+    assert (channel.name, channel.config) == ("Ops mail", {"recipients": ["ops@example.com"]})
+
+
+def test_a_kept_secret_may_not_follow_the_channel_to_another_host(owner, org, settings):
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+    channel = channel_add(
+        organization=org,
+        name="Pager",
+        kind="pagerduty",
+        config={"routing_key": "R" * 32, "events_url": "http://127.0.0.1:9/v2/enqueue"},
+    ).channel
+    form = edit_form(owner, channel) | {"events_url": "http://127.0.0.2:9/v2/enqueue"}
+    answer = owner.post(f"{PAGE}{channel.public_id}/", form)
+    assert answer.status_code == 400
+    assert answer.context["form"].errors["routing_key"] == [
+        "The channel now sends to another host: send this secret again (a stored one stays with its host)."
+    ]
+    channel.refresh_from_db()
+    assert channel.config["events_url"] == "http://127.0.0.1:9/v2/enqueue"
+
+
+def test_enabling_a_disabled_channel_sends_it_a_test(owner, org):
+    channel = add_email(org)
+    Channel.objects.filter(pk=channel.pk).update(enabled=False, disabled_reason="Refused")
+    form = edit_form(owner, channel)
+    assert "enabled" not in form
+    answer = owner.post(f"{PAGE}{channel.public_id}/", form | {"enabled": "on"}, follow=True)
+    assert "Enabled again: the test alert it was sent arrived." in answer.content.decode()
+    assert mail.outbox[-1].to == ["ops@example.com"]
+    channel.refresh_from_db()
+    assert channel.enabled
+
+
+def test_unchecking_enabled_disables_the_channel(owner, org):
+    channel = add_email(org)
+    form = edit_form(owner, channel)
+    del form["enabled"]
+    assert owner.post(f"{PAGE}{channel.public_id}/", form).status_code == 302
+    channel.refresh_from_db()
+    assert not channel.enabled
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_another_organization_s_channel_can_t_be_edited(owner, other_org, method):
+    channel = add_email(other_org)
+    answer = getattr(owner, method)(
+        f"{PAGE}{channel.public_id}/", {"name": "Mine"} if method == "post" else {}
+    )
+    assert answer.status_code == 404
+    assert Channel.objects.get(pk=channel.pk).name == "Ops mail"
+
+
+def test_a_viewer_sees_a_channel_s_form_but_can_t_save_it(viewer, org):
+    channel = add_email(org)
+    assert "Save channel" not in viewer.get(f"{PAGE}{channel.public_id}/").content.decode()
+    answer = viewer.post(f"{PAGE}{channel.public_id}/", {"name": "Mine", "recipients": "x@example.com"})
+    assert answer.status_code == 403
+    assert Channel.objects.get(pk=channel.pk).name == "Ops mail"
+
+
+@pytest.mark.parametrize("field", ["name", "recipients"])
+def test_a_nul_in_an_edited_channel_is_a_field_error(owner, org, field):
+    channel = add_email(org)
+    answer = owner.post(
+        f"{PAGE}{channel.public_id}/", edit_form(owner, channel) | {field: "ops\x00@example.com"}
+    )
+    assert answer.status_code == 400
+    assert field in answer.context["form"].errors

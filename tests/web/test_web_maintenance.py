@@ -133,3 +133,139 @@ def test_a_viewer_s_post_is_403(viewer, org, action):
     form = {"name": "Sneaky", "starts_at": "2030-01-06T02:00", "duration": "60"}
     assert viewer.post(PAGE + action.format(id=window.public_id), form).status_code == 403
     assert list(MaintenanceWindow.objects.values_list("name", flat=True)) == ["Upgrade"]
+
+
+# --- editing a window ---------------------------------------------------------------------------------
+
+
+def paris_window(org, **fields) -> MaintenanceWindow:
+    return maintenance_window_create(
+        organization=org,
+        **{
+            "name": "Sunday nights",
+            "starts_at": datetime(2030, 1, 6, 1, 0, tzinfo=UTC),
+            "duration": timedelta(hours=1),
+            "rrule": "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2",
+            "timezone": "Europe/Paris",
+            "tags": ["db"],
+            **fields,
+        },
+    )
+
+
+def edit_values(owner, window: MaintenanceWindow) -> dict:
+    """Return the edit page's form as a browser posts it back unchanged."""
+    return dict(owner.get(f"{PAGE}{window.public_id}/").context["values"])
+
+
+def test_the_edit_page_shows_the_start_in_the_window_s_own_zone(owner, org):
+    window = paris_window(org)
+    answer = owner.get(f"{PAGE}{window.public_id}/")
+    assert answer.status_code == 200
+    page = answer.content.decode()
+    assert 'value="2030-01-06T02:00"' in page  # 01:00 UTC is 02:00 in Paris in winter
+    assert 'value="3600"' in page
+    assert 'value="FREQ=WEEKLY;BYDAY=SU;BYHOUR=2"' in page
+
+
+def test_saving_the_form_unchanged_changes_nothing(owner, org, make_check):
+    check = make_check(org)
+    window = paris_window(org, healthchecks=[check.public_id])
+    before = MaintenanceWindow.objects.values().get(pk=window.pk)
+    assert owner.post(f"{PAGE}{window.public_id}/", edit_values(owner, window)).status_code == 302
+    after = MaintenanceWindow.objects.values().get(pk=window.pk)
+    assert {k: v for k, v in after.items() if k != "updated_at"} == {
+        k: v for k, v in before.items() if k != "updated_at"
+    }
+    assert [hc.pk for hc in window.healthchecks.all()] == [check.pk]
+
+
+def test_a_start_in_the_hour_the_clocks_pass_twice_is_kept_when_saved_unchanged(owner, org):
+    # 02:30 in Paris on 27 October 2030 happens twice; this is the second one (CET, 01:30 UTC).
+    second = datetime(2030, 10, 27, 1, 30, tzinfo=UTC)
+    window = paris_window(org, starts_at=second, rrule="")
+    values = edit_values(owner, window)
+    assert values["starts_at"] == "2030-10-27T02:30"
+    assert owner.post(f"{PAGE}{window.public_id}/", values | {"name": "Renamed"}).status_code == 302
+    window.refresh_from_db()
+    assert (window.name, window.starts_at) == ("Renamed", second)
+
+
+def test_a_window_is_moved_renamed_and_retargeted(owner, org, make_check):
+    check = make_check(org)
+    window = paris_window(org)
+    values = edit_values(owner, window) | {
+        "name": "Monday nights",
+        "starts_at": "2030-01-07T03:00",
+        "rrule": "FREQ=WEEKLY;BYDAY=MO;BYHOUR=3",
+        "duration": "1800",
+        "tags": "",
+        "healthchecks": [str(check.public_id)],
+    }
+    assert owner.post(f"{PAGE}{window.public_id}/", values).status_code == 302
+    window.refresh_from_db()
+    assert (window.name, window.starts_at, window.duration) == (
+        "Monday nights",
+        datetime(2030, 1, 7, 2, 0, tzinfo=UTC),
+        timedelta(minutes=30),
+    )
+    assert [hc.pk for hc in window.healthchecks.all()] == [check.pk]
+    assert not window.tag_rows.exists()  # an emptied field clears, as a PUT does
+
+
+def test_a_one_off_window_s_end_is_typed_in_place_of_its_duration(owner, org):
+    window = paris_window(org, rrule="")
+    values = edit_values(owner, window) | {"rrule": "", "duration": "", "ends_at": "2030-01-06T05:30"}
+    assert owner.post(f"{PAGE}{window.public_id}/", values).status_code == 302
+    window.refresh_from_db()
+    assert window.ends_at == datetime(2030, 1, 6, 4, 30, tzinfo=UTC)  # 05:30 in Paris
+    assert window.duration == timedelta(hours=3, minutes=30)
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        ({"name": ""}, "name", "This field may not be blank."),
+        ({"ends_at": "2030-01-06T05:30"}, "ends_at", "A recurring window takes a duration per occurrence"),
+        ({"starts_at": "not a time"}, "starts_at", "Datetime has wrong format."),
+        ({"duration": "0"}, "duration", "greater than or equal to 1"),
+        ({"rrule": "FREQ=SECONDLY"}, "rrule", ""),
+        ({"timezone": "Mars/Olympus"}, "timezone", ""),
+        ({"tags": "", "healthchecks": []}, "healthchecks", "Choose at least one healthcheck or tag"),
+    ],
+)
+def test_a_refused_change_shows_the_api_s_message_next_to_the_field(owner, org, change, field, message):
+    window = paris_window(org)
+    answer = owner.post(f"{PAGE}{window.public_id}/", edit_values(owner, window) | change)
+    assert answer.status_code == 400
+    errors = answer.context["errors"]
+    assert list(errors) == [field]
+    assert message in errors[field][0]
+    window.refresh_from_db()
+    assert (window.name, window.rrule) == ("Sunday nights", "FREQ=WEEKLY;BYDAY=SU;BYHOUR=2")
+
+
+@pytest.mark.parametrize("method", ["get", "post"])
+def test_another_organization_s_window_can_t_be_edited(owner, other_org, method):
+    window = paris_window(other_org)
+    answer = getattr(owner, method)(
+        f"{PAGE}{window.public_id}/", {"name": "Mine"} if method == "post" else {}
+    )
+    assert answer.status_code == 404
+    assert MaintenanceWindow.objects.get(pk=window.pk).name == "Sunday nights"
+
+
+def test_a_viewer_sees_a_window_s_form_but_can_t_save_it(viewer, org):
+    window = paris_window(org)
+    assert "Save window" not in viewer.get(f"{PAGE}{window.public_id}/").content.decode()
+    answer = viewer.post(f"{PAGE}{window.public_id}/", {"name": "Mine"})
+    assert answer.status_code == 403
+    assert MaintenanceWindow.objects.get(pk=window.pk).name == "Sunday nights"
+
+
+@pytest.mark.parametrize("field", ["name", "description", "rrule", "timezone", "tags"])
+def test_a_nul_in_an_edited_window_is_a_field_error(owner, org, field):
+    window = paris_window(org)
+    answer = owner.post(f"{PAGE}{window.public_id}/", edit_values(owner, window) | {field: "x\x00y"})
+    assert answer.status_code == 400
+    assert field in answer.context["errors"]

@@ -70,12 +70,51 @@ def test_accepting_while_signed_out_leads_to_sign_in(owner):
 
 
 def test_a_link_works_once(owner, org, make_member, other_org):
-    link = invite(owner)
-    make_member(other_org, username="a@example.com").post(link)
-    second = make_member(other_org, username="b@example.com").post(link)
+    link = invite(owner, "a@example.com")
+    invitee = make_member(other_org, username="a@example.com")
+    assert invitee.post(link).status_code == 302
+    second = invitee.post(link)
     assert second.status_code == 404
     assert "no longer valid" in second.content.decode()
-    assert not Membership.objects.filter(organization=org, user__email="b@example.com").exists()
+
+
+@pytest.mark.parametrize("address", ["someone@example.com", "Someone@Example.COM"])
+def test_the_invited_address_accepts_whatever_its_case(owner, org, other_org, make_member, address):
+    someone = make_member(other_org, username=address)
+    link = invite(owner, "someone@example.com", "member")
+    assert someone.post(link).status_code == 302
+    assert Membership.objects.get(organization=org, user=someone.user).role == "member"
+
+
+def test_another_account_can_t_accept_an_invitation_sent_to_someone_else(owner, org, other_org, make_member):
+    link = invite(owner, "invited@example.com", "admin")
+    intruder = make_member(other_org, username="intruder@example.com")
+    answer = intruder.post(link)
+    assert answer.status_code == 403
+    assert "This invitation was sent to invited@example.com" in answer.content.decode()
+    assert not Membership.objects.filter(organization=org, user=intruder.user).exists()
+    assert Invitation.objects.get().accepted_at is None  # the invited address can still accept it
+
+
+def test_the_invitation_page_tells_another_account_before_it_tries(owner, other_org, make_member):
+    link = invite(owner, "invited@example.com")
+    page = make_member(other_org, username="intruder@example.com").get(link).content.decode()
+    assert "sign in or sign up with that address to accept it" in page
+    assert "You are signed in as intruder@example.com" in page
+    assert "Join " not in page
+
+
+def test_signing_up_through_a_link_with_another_address_is_a_field_error(owner, org):
+    link = invite(owner, "invited@example.com")
+    token = link.split("/")[-2]
+    answer = Client().post(
+        f"/app/signup/?invitation={token}",
+        {"email": "other@example.com", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert answer.status_code == 400
+    assert "This invitation was sent to invited@example.com" in answer.context["form"].errors["email"][0]
+    assert not get_user_model().objects.filter(username="other@example.com").exists()
+    assert Invitation.objects.get().accepted_at is None
 
 
 @pytest.mark.parametrize("spoil", ["revoked", "expired", "forged"])

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from monitors.models import ProbeResult, Region, ToolChange
+from monitors.models import ProbeResult, Region, ToolChange, ToolList, ToolListVersion
 from monitors.services import rollups_refresh
 
 pytestmark = pytest.mark.django_db
@@ -94,11 +94,41 @@ def _queries_for(owner, path: str) -> int:
     return len(captured)
 
 
+# The session, the user, the membership, the healthcheck with its regions and tags; region states,
+# the newest result and latest attempt (one query), the tool list version (read once, shared with the
+# scorecard), status changes, the chart, uptime (history, maintenance), tool changes, incidents, the
+# uptime figures' two rollup reads, and the scorecard's four own reads.
+PAGE_QUERIES = 21
+
+
+def test_the_page_reads_the_newest_result_and_the_tool_list_version_once(owner, org, make_check):
+    healthcheck = make_check(org)
+    tools = [{"name": "search_docs", "required_inputs": ["q"]}]
+    ToolList.objects.create(healthcheck=healthcheck, digest="d1", tools=tools, first_seen_at=timezone.now())
+    ToolListVersion.objects.create(
+        healthcheck=healthcheck,
+        digest="v1",
+        tools=[{**tools[0], "description": "Search the docs"}],
+        tool_count=1,
+        first_seen_at=timezone.now(),
+        current_since=timezone.now(),
+    )
+    attempt(healthcheck, ago=timedelta(minutes=1), tool_count=1, tool_digest="d1")
+    path = f"/app/healthchecks/{healthcheck.public_id}/"
+
+    # One more than without tools: the tool list the newest result names (its required inputs).
+    assert _queries_for(owner, path) == PAGE_QUERIES + 1
+    page = page_of(owner, healthcheck)
+    assert "<code>search_docs</code> Search the docs" in page
+    assert "tool list" in page.lower()
+
+
 def test_the_scorecard_keeps_the_page_s_query_count_whatever_the_evidence(owner, org, make_check):
     healthcheck = make_check(org)
     path = f"/app/healthchecks/{healthcheck.public_id}/"
     attempt(healthcheck, ago=timedelta(minutes=1))
     before = _queries_for(owner, path)
+    assert before == PAGE_QUERIES
     for hours in range(2, 40):
         attempt(healthcheck, ago=timedelta(hours=hours))
     rollups_refresh(now=timezone.now(), hours=40)

@@ -29,7 +29,7 @@ def drop_rank_index(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("directory", "0002_listing_scorecard"),
+        ("directory", "0003_listing_scorecard"),
     ]
 
     operations = [

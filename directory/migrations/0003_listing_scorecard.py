@@ -9,7 +9,7 @@ import directory.models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("directory", "0001_initial"),
+        ("directory", "0002_listing_probing"),
     ]
 
     operations = [

@@ -1,0 +1,57 @@
+"""Run the whole pytest suite as `make test` does: the end-to-end tests in a pytest of their own, beside the rest.
+
+The end-to-end tests (tests/e2e: Celery beat and workers, Redis and PostgreSQL restarts) spend
+minutes waiting on real slots, redeliveries and restarts, not on CPU, and share nothing with
+the rest of the suite: each stack has its own processes, database and Redis server. Run one
+after the other, those waits were minutes of the suite's wall time; side by side they overlap
+the rest's work. The rest's output streams as it runs; the end-to-end run's output follows
+once both have ended, so the two never interleave. The exit status is the first failing one.
+
+Both runs are children of this process, in its process group: a Ctrl-C (or CI's timeout)
+reaches both, and each pytest tears its fixtures down (stopping its stacks) as it would alone.
+
+Usage: ``python tests/run_suite.py [PYTEST OPTIONS]`` (the options go to both runs).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+E2E = "tests/e2e"
+
+
+def finished(process: subprocess.Popen[bytes]) -> int:
+    """Wait for ``process`` to end, through Ctrl-Cs: it got the same signal and is tearing down."""
+    while True:
+        try:
+            return process.wait()
+        except KeyboardInterrupt:
+            continue
+
+
+def main(options: list[str]) -> int:
+    """Run tests/e2e beside the rest of the suite; return the first non-zero exit status, else 0."""
+    pytest = [sys.executable, "-m", "pytest", *options]
+    with tempfile.TemporaryFile(prefix="uptimy-e2e-") as e2e_output:
+        # No cache plugin here: both runs would write .pytest_cache's last-failed list, the later
+        # one over the other's.
+        e2e = subprocess.Popen(
+            [*pytest, "-p", "no:cacheprovider", E2E], cwd=ROOT, stdout=e2e_output, stderr=subprocess.STDOUT
+        )
+        try:
+            rest = finished(subprocess.Popen([*pytest, f"--ignore={E2E}"], cwd=ROOT))
+        finally:
+            e2e_code = finished(e2e)
+        e2e_output.seek(0)
+        print(f"\n===== {E2E}, run beside the rest of the suite (exit {e2e_code}):", flush=True)
+        sys.stdout.buffer.write(e2e_output.read())
+        sys.stdout.flush()
+    return rest or e2e_code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
