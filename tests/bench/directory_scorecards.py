@@ -13,8 +13,9 @@ the first writes every row, the next ones update them), and asks through Django'
 page, a search (``?q=``) and a later page, printing the median and 95th percentile of ``--repeat``
 warm requests in milliseconds and each page's SQL query count. No figure is asserted anywhere.
 
-Probe evidence (checks 1–16) is not built yet: see ``build_probe_evidence``, the hook for
-directory probing's results and rollups (30 days at one probe per 30 minutes per remote listing).
+Every remote listing also has directory probing's rows (``build_probe_evidence``): a latest
+probe, a tool list and ``--days`` (30) days of hourly counts at one probe per 30 minutes, so the
+recompute judges all 22 checks.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import os
 import statistics
 import sys
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -39,8 +40,32 @@ from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from directory.models import Listing, ListingRemote, RepositoryLicence  # noqa: E402
+from directory.models import (  # noqa: E402
+    Listing,
+    ListingProbeHour,
+    ListingProbeState,
+    ListingRemote,
+    ListingScorecard,
+    ListingToolChange,
+    ListingToolList,
+    RepositoryLicence,
+)
+from directory.probing import stored_tools  # noqa: E402
 from directory.services import scorecards_recompute  # noqa: E402
+from probes.mcp import tool_details_digest, tool_digest  # noqa: E402
+from probes.types import ToolInfo  # noqa: E402
+
+TOOLS = tuple(
+    ToolInfo(
+        f"tool_{n}",
+        ("q",),
+        f"Tool number {n}, described at length.",
+        '{"type":"object","properties":{"q":{"type":"string","description":"words"}}}',
+        True,
+        None,
+    )
+    for n in range(3)
+)
 
 WORDS = ("weather", "notes", "search", "files", "calendar", "tickets", "maps", "mail", "docs", "crm")
 
@@ -56,7 +81,7 @@ def _name(index: int) -> str:
     return f"com.publisher{index}/{word}"
 
 
-def build(listings: int) -> str:
+def build(listings: int, days: int) -> str:
     """Store the listings, remotes and licences; return the path of a remote server's page."""
     now = timezone.now()
     rows = []
@@ -102,7 +127,7 @@ def build(listings: int) -> str:
             url=f"https://mcp.{name.replace('/', '.')}/mcp",
         )
         for listing_id, name in Listing.objects.filter(is_latest=True).values_list("pk", "name")
-        if not name.endswith(("-7", "-3")) and hash(name) % 10
+        if listing_id % 10  # one in ten is a local-only package
     ]
     ListingRemote.objects.bulk_create(remotes, batch_size=5000)
     RepositoryLicence.objects.bulk_create(
@@ -120,20 +145,80 @@ def build(listings: int) -> str:
         ],
         batch_size=5000,
     )
-    build_probe_evidence()
+    build_probe_evidence(now, days)
     listing = Listing.objects.filter(is_latest=True, remotes__isnull=False).order_by("pk").first()
     assert listing is not None
     return f"/directory/{listing.name}/"
 
 
-def build_probe_evidence() -> None:
-    """PROBE EVIDENCE HOOK: nothing yet.
+def build_probe_evidence(now: datetime, days: int) -> None:
+    """Store what directory probing keeps of every remote listing: its latest attempt, tool list and hourly counts.
 
-    Once directory probing lands, store here what ``directory.selectors.probe_evidence`` reads for
-    every remote listing: 30 days at one probe per 30 minutes (1,440 attempts each), as hourly
-    rollups with the scorecard's counts and the last two hours raw, the latest attempt and a tool
-    list version, so the recompute below measures checks 1–16 too.
+    As tests/bench/directory_probes.py does: a successful latest probe, a three-tool list, a tool
+    removal for one in ten, and ``days`` of hourly counts at one probe per 30 minutes (two an hour,
+    one in fifty hours with a failure), so the recompute judges checks 1–16 from real rows.
     """
+    ids = list(
+        Listing.objects.filter(is_latest=True, remotes__isnull=False).distinct().values_list("pk", flat=True)
+    )
+    ListingProbeState.objects.bulk_create(
+        [
+            ListingProbeState(
+                listing_id=lid,
+                next_probe_at=now,
+                url=f"https://s{lid}.bench.example/mcp",
+                probed_at=now,
+                tool_count=3,
+                total_ms=180.0 + lid % 900,
+                protocol="2025-06-18",
+                server_name="bench",
+                listed_at=now,
+                tool_digest=tool_digest(TOOLS),
+                tool_details_digest=tool_details_digest(TOOLS),
+            )
+            for lid in ids
+        ],
+        batch_size=5000,
+    )
+    ListingToolList.objects.bulk_create(
+        [
+            ListingToolList(
+                listing_id=lid,
+                digest=tool_details_digest(TOOLS),
+                tools=stored_tools(TOOLS),
+                tool_count=3,
+                current_since=now,
+            )
+            for lid in ids
+        ],
+        batch_size=2000,
+    )
+    ListingToolChange.objects.bulk_create(
+        [
+            ListingToolChange(listing_id=lid, at=now - timedelta(days=3), removed=["old"], removed_count=1)
+            for lid in ids[::10]
+        ],
+        batch_size=5000,
+    )
+    if connection.vendor != "postgresql":
+        return  # the hourly counts are made by one PostgreSQL statement
+    top = now.replace(minute=0, second=0, microsecond=0)
+    table = ListingProbeHour._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (listing_id, hour, attempts, successes, successes_1s, successes_3s, skipped) "
+            "SELECT l, %s - make_interval(hours => h), 2, 2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), "
+            "2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), 2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), 0 "
+            "FROM unnest(%s::bigint[]) AS l, generate_series(0, %s) AS h",
+            [top, ids, days * 24 - 1],
+        )
+        cursor.execute(f"ANALYZE {table}")
+
+
+def _later_page() -> int:
+    """Return page 50 of the remote servers, or their last page when there are fewer."""
+    remote = ListingScorecard.objects.filter(remote=True).count()
+    return max(1, min(50, -(-remote // 50)))
 
 
 def measure(browser: Client, path: str, repeat: int) -> dict[str, float | int]:
@@ -163,6 +248,7 @@ def measure(browser: Client, path: str, repeat: int) -> dict[str, float | int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--listings", type=int, default=10_000)
+    parser.add_argument("--days", type=int, default=30, help="days of hourly probe counts per remote listing")
     parser.add_argument("--recomputes", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=30)
     parser.add_argument("--json", action="store_true")
@@ -171,7 +257,7 @@ def main() -> None:
     try:
         with transaction.atomic():
             started = time.perf_counter()
-            server_path = build(args.listings)
+            server_path = build(args.listings, args.days)
             built = time.perf_counter() - started
             recomputes = []
             for _ in range(args.recomputes):
@@ -194,7 +280,7 @@ def main() -> None:
                 "server_page": measure(browser, server_path, args.repeat),
                 "directory_page": measure(browser, "/directory/", args.repeat),
                 "directory_search": measure(browser, "/directory/?q=weather", args.repeat),
-                "directory_page_50": measure(browser, "/directory/?page=50", args.repeat),
+                "directory_page_50": measure(browser, f"/directory/?page={_later_page()}", args.repeat),
                 "api_list": measure(browser, "/api/v1/directory/servers/", args.repeat),
                 "badge": measure(browser, server_path + "badge.svg", args.repeat),
             }

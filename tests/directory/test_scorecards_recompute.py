@@ -9,7 +9,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from directory.models import Listing, ListingScorecard, RepositoryLicence
+from directory.models import Listing, ListingProbeState, ListingScorecard, RepositoryLicence
 from directory.selectors import listing_scorecard_evidence, listings_scorecard_evidence, with_probe_evidence
 from directory.services import registry_sync, scorecard_row, scorecards_recompute
 from monitors.scorecard import (
@@ -134,7 +134,7 @@ def test_the_bulk_evidence_is_each_listings_own(imported):
 
     bulk = listings_scorecard_evidence(listings, now=NOW)
 
-    assert bulk == {listing.pk: listing_scorecard_evidence(listing) for listing in listings}
+    assert bulk == {listing.pk: listing_scorecard_evidence(listing, now=NOW) for listing in listings}
 
 
 def test_the_bulk_evidence_is_one_query_for_any_number_of_listings(imported):
@@ -145,7 +145,7 @@ def test_the_bulk_evidence_is_one_query_for_any_number_of_listings(imported):
     with CaptureQueriesContext(connection) as queries:
         listings_scorecard_evidence(listings, now=NOW)
 
-    assert len(queries) == 1  # the licences
+    assert len(queries) == 1 + 5  # the licences; directory probing's evidence (probe_evidence)
 
 
 @pytest.mark.parametrize("listings", [10, 25])
@@ -159,8 +159,9 @@ def test_recompute_takes_a_fixed_number_of_queries_per_chunk(listings):
 
     statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]
     chunks = -(-listings // 10)
-    # The ids; per chunk its listings, their remotes, their licences and one upsert; the clean-up.
-    assert len(statements) == 1 + 4 * chunks + 1
+    # The ids; per chunk its listings, their remotes, their licences, probe_evidence's five and one
+    # upsert; the clean-up.
+    assert len(statements) == 1 + 9 * chunks + 1
 
 
 def test_probe_evidence_is_merged_with_the_publishers():
@@ -253,3 +254,23 @@ def test_a_sync_that_brings_a_new_version_removes_the_old_ones_scorecard(importe
     assert not ListingScorecard.objects.filter(listing__name="com.example/weather").exists()
     scorecards_recompute(now=NOW)
     assert ListingScorecard.objects.get(listing__name="com.example/weather").listing.version == "2.2.0"
+
+
+def test_directory_probings_latest_attempt_reaches_the_stored_scorecard():
+    listing = make_listing("com.example/app")
+    ListingProbeState.objects.create(
+        listing=listing,
+        next_probe_at=NOW,
+        url="https://com.example.app/mcp",
+        probed_at=NOW - timedelta(minutes=5),
+        tool_count=3,
+        total_ms=420.0,
+        protocol="2025-06-18",
+        server_name="app",
+    )
+
+    scorecards_recompute(now=NOW)
+
+    stored = ListingScorecard.objects.get(listing=listing)
+    assert [r["verdict"] for r in stored.results[:4]] == ["passed"] * 4
+    assert (stored.core_passed, stored.observed_at) == (4, NOW)
