@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import DataError, IntegrityError, connection, transaction
-from django.db.models import F, Field, QuerySet, Value
+from django.db.models import F, Field, Q, QuerySet, Value
 from django.db.models.functions import Least
 
 from directory.github import AnswerStatus, GitHubClient, LicenceAnswer, repository_of
@@ -21,6 +21,7 @@ from directory.models import (
     ListingProbeHour,
     ListingProbeState,
     ListingRemote,
+    ListingScorecard,
     ListingToolChange,
     ListingToolList,
     RegistrySync,
@@ -28,8 +29,9 @@ from directory.models import (
 )
 from directory.probing import ProbeDone, ProbeTarget, next_probe_at, stored_tools, tools_of
 from directory.registry import RegistryClient, RegistryError, ServerEntry
+from directory.selectors import listings_scorecard_evidence
 from monitors.rules import tool_diff
-from monitors.scorecard import AttemptTally, licence_of
+from monitors.scorecard import CORE_CHECKS, AttemptTally, Evidence, Scorecard, Verdict, licence_of, scorecard
 from monitors.selectors import listed_repository_urls
 from probes.types import ProbeOutcome
 
@@ -145,6 +147,10 @@ def _listing_store(entry: ServerEntry, *, now: datetime) -> None:
     if entry.is_latest:
         Listing.objects.filter(name=entry.name, is_latest=True).exclude(pk=listing.pk).update(is_latest=False)
         _probe_history_follow(to=listing, now=now)
+        # A stored scorecard belongs to a shown listing only (the directory counts them without a join).
+        ListingScorecard.objects.filter(listing__name=entry.name).exclude(listing=listing).delete()
+    if not entry.is_latest or entry.status.value == Listing.Status.DELETED:
+        ListingScorecard.objects.filter(listing=listing).delete()
     listing.remotes.all().delete()
     ListingRemote.objects.bulk_create(
         ListingRemote(
@@ -541,3 +547,87 @@ def listing_probes_prune(*, now: datetime) -> int:
     hours, _ = ListingProbeHour.objects.filter(hour__lt=cutoff).delete()
     changes, _ = ListingToolChange.objects.filter(at__lt=cutoff).delete()
     return hours + changes
+
+
+# --- the stored scorecards -----------------------------------------------------------------------
+
+SCORECARD_CHUNK = 1000
+# The fields a listing's evidence reads (the raw entry, up to 64 KiB each, is never loaded).
+_EVIDENCE_FIELDS = ("name", "website_url", "repository_url", "updated_at", "synced_at")
+_SCORECARD_FIELDS = (
+    "remote",
+    "passed",
+    "total",
+    "core_passed",
+    "success_ratio",
+    "p50_ms",
+    "observed_at",
+    "results",
+    "computed_at",
+)
+
+
+def scorecard_row(listing_id: int, card: Scorecard, evidence: Evidence, *, now: datetime) -> ListingScorecard:
+    """Return the stored form of a listing's scorecard: its counts, ranking figures and results."""
+    counts = evidence.attempts_30d
+    observed = [result.observed_at for result in card.results if result.observed_at is not None]
+    return ListingScorecard(
+        listing_id=listing_id,
+        remote=card.remote,
+        passed=card.passed,
+        total=card.total,
+        core_passed=sum(
+            1 for result in card.results if result.number in CORE_CHECKS and result.verdict is Verdict.PASSED
+        ),
+        success_ratio=counts.successes / counts.attempts if counts and counts.attempts else None,
+        p50_ms=evidence.latency_7d.p50_ms if evidence.latency_7d else None,
+        observed_at=max(observed, default=None),
+        results=[
+            {
+                "number": result.number,
+                "name": result.name,
+                "verdict": result.verdict.value,
+                "observed_at": result.observed_at,
+                "reason": result.reason,
+                "evidence": dict(result.evidence),
+            }
+            for result in card.results
+        ],
+        computed_at=now,
+    )
+
+
+def scorecards_recompute(*, now: datetime, chunk_size: int = SCORECARD_CHUNK) -> int:
+    """Recompute every visible latest listing's stored scorecard at ``now``; return how many were written.
+
+    A chunk of listings at a time: their evidence in a fixed number of queries
+    (``listings_scorecard_evidence``), the rules (pure), and one upsert per chunk in its own
+    transaction, so readers see each chunk's new scorecards at once and a failure keeps the
+    chunks before it. A stored scorecard belongs to a shown listing only: the sync removes one as
+    it hides its listing (``_listing_store``), and this sweeps any left at the end.
+    """
+    ids = list(
+        Listing.objects.filter(is_latest=True)
+        .exclude(status=Listing.Status.DELETED)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for start in range(0, len(ids), chunk_size):
+        listings = list(
+            Listing.objects.filter(pk__in=ids[start : start + chunk_size])
+            .only(*_EVIDENCE_FIELDS)
+            .prefetch_related("remotes")
+        )
+        evidence = listings_scorecard_evidence(listings, now=now)
+        rows = [
+            scorecard_row(listing_id, scorecard(found, now=now), found, now=now)
+            for listing_id, found in evidence.items()
+        ]
+        with transaction.atomic():
+            ListingScorecard.objects.bulk_create(
+                rows, update_conflicts=True, unique_fields=["listing"], update_fields=list(_SCORECARD_FIELDS)
+            )
+    ListingScorecard.objects.filter(
+        Q(listing__is_latest=False) | Q(listing__status=Listing.Status.DELETED)
+    ).delete()
+    return len(ids)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.utils import timezone
 
+from directory.services import scorecards_recompute
 from directory.sync import look_up_licences, probe_listings, sync_registry
 
 # GitHub allows 60 unauthenticated requests an hour, 5,000 with a token.
@@ -26,3 +28,9 @@ def look_up_licences_due() -> int:
 def probe_listings_due() -> int:
     """Probe the remote listings due (UPTIMY_DIRECTORY_PROBE_BATCH at most); return how many were probed."""
     return probe_listings().probed
+
+
+@shared_task(name="directory.recompute_scorecards")
+def recompute_scorecards() -> int:
+    """Recompute every visible listing's stored scorecard; return how many were written."""
+    return scorecards_recompute(now=timezone.now())

@@ -58,6 +58,14 @@ class CheckResult:
     evidence: Mapping[str, Any] = field(default_factory=dict)
 
 
+# A verdict as the pages say it (the healthcheck page and the directory alike).
+VERDICT_WORDS = {
+    Verdict.PASSED: "Passed",
+    Verdict.FAILED: "Failed",
+    Verdict.NOT_MEASURED: "Not measured",
+}
+
+
 def is_outdated(result: CheckResult, *, now: datetime) -> bool:
     """Return whether the result's evidence is more than 24 hours old at ``now`` (exactly 24 h is fresh)."""
     return result.observed_at is not None and now - result.observed_at > FRESHNESS
@@ -394,6 +402,34 @@ NAMES = {
     22: "Open-source licence",
 }
 PUBLISHER_CHECKS = (17, 18, 19, 20, 21, 22)
+# The connection checks: what the directory ranks on right after the passed count.
+CORE_CHECKS = (1, 2, 3, 4)
+
+# Each check's rule in one line, as the directory's server page and API state it (issue 14's rules).
+RULES = {
+    1: "The latest attempt succeeds with HTTP 200 within 12 s of connection and discovery (no recorded time also passes).",
+    2: "The latest handshake agrees on a supported protocol version and the server gives a nonempty name.",
+    3: "The latest tools/list holds at least one tool.",
+    4: "The negotiated protocol version is 2025-06-18 or later (none negotiated: not measured).",
+    5: "The endpoint URL starts with https://.",
+    6: "The median successful connection-and-discovery time is at most 1 s, over at least 5 samples in 7 days.",
+    7: "The p95 successful connection-and-discovery time is at most 3 s, over at least 20 samples in 7 days.",
+    8: "At least 99 % of at least 30 attempts in 30 days list tools (skipped attempts and 401/403 answers left out).",
+    9: "At least 2 successful probes in 30 days, and no tool removed nor top-level input newly required.",
+    10: "The listing declares no required credentials and the latest attempt lists tools without any.",
+    11: "When auth is required, the protected-resource metadata address answers 200 with a JSON object.",
+    12: "A quote from the publisher's page states free or freemium access, found there within 90 days.",
+    13: "Every tool's description is at least 20 characters after trimming.",
+    14: 'Every tool\'s inputSchema is an object with type "object".',
+    15: "At least 80 % of declared input properties, nested ones included, have a nonempty description.",
+    16: "Every tool declares a boolean readOnlyHint or destructiveHint.",
+    17: "The listing comes from the Official MCP Registry (a manual listing fails).",
+    18: "For a reverse-DNS namespace, the website's host without www. is that domain.",
+    19: "The listing links a source repository.",
+    20: "For an io.github.<login> namespace, the repository is on GitHub under that login (case ignored).",
+    21: "The registry's update timestamp is within 180 days.",
+    22: "GitHub's licence lookup reports an OSI-approved SPDX licence id.",
+}
 
 # --- connection tests (the latest attempt) -----------------------------------------------------
 

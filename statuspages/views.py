@@ -95,7 +95,7 @@ def _may_read(request: HttpRequest, page: StatusPage) -> bool:
 
 
 def _svg(markup: str) -> SafeString:
-    # The renderers escape every text they write (statuspages/render/svg.py).
+    # The renderers escape every text they write (monitors/svg.py).
     return mark_safe(markup)  # noqa: S308
 
 

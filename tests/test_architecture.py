@@ -38,6 +38,7 @@ WEBHOOKS = "The status page webhook sender (statuspages.webhooks) is pure"
 UPTIME = "The uptime maths (monitors.uptime) is pure"
 SCORECARD = "The scorecard rules (monitors.scorecard) are pure"
 QUOTES = "The quote rules (monitors.quotes, .pagefetch) are pure"
+BADGES = "Badge drawing (monitors.badges, .badge_widths, .svg) is pure"
 REPORTS = "Report figures and their CSV (reports.render) are pure"
 SIGNIN_METADATA = "Sign-in's client metadata rules and fetch are pure"
 CTL = "uptimyctl (uptimy.ctl) is an API client"
@@ -75,6 +76,7 @@ def broken_contracts(report: str) -> list[str]:
             UPTIME,
             SCORECARD,
             QUOTES,
+            BADGES,
             REPORTS,
             SIGNIN_METADATA,
             NO_TESTS,
@@ -136,6 +138,9 @@ def test_the_tree_keeps_every_contract(tree):
         # The page renderers take plain values: reading a model, a setting or a task breaks them.
         ("statuspages/render/vocabulary.py", "import monitors.models", [PAGES]),
         ("statuspages/render/badges.py", "import django.utils.html", [PAGES]),
+        # The badge drawing is shared by status pages and the directory: a setting or a model breaks it.
+        ("monitors/badges.py", "import django.conf", [BADGES]),
+        ("monitors/svg.py", "import monitors.models", [BADGES]),
         ("statuspages/render/etag.py", "import uptimy.settings", [FLOORS, PAGES]),
         ("statuspages/render/strip.py", "import celery", [PAGES]),
         ("monitors/maintenance.py", "import django.db", [PURE_MAINTENANCE]),

@@ -299,6 +299,17 @@ if UPTIMY_QUOTE_CHECKS:
         "schedule": UPTIMY_QUOTE_ROUND_SECONDS,
         "options": {"queue": "default"},
     }
+
+
+# The directory's stored scorecards (directory.services.scorecards_recompute): recomputed every
+# UPTIMY_DIRECTORY_SCORECARDS_SECONDS, whether the registry is synced or not (a demo import, or a
+# listing growing older, changes them too).
+UPTIMY_DIRECTORY_SCORECARDS_SECONDS: float = env.float("UPTIMY_DIRECTORY_SCORECARDS_SECONDS", default=1800.0)
+CELERY_BEAT_SCHEDULE["recompute-scorecards"] = {
+    "task": "directory.recompute_scorecards",
+    "schedule": UPTIMY_DIRECTORY_SCORECARDS_SECONDS,
+    "options": {"queue": "default"},
+}
 # GitHub's REST API, asked for the licence of each listed repository (scorecard check 22); a
 # token (no scope needed) raises its limit from 60 to 5,000 requests an hour. Never logged.
 UPTIMY_GITHUB_API_URL: str = env.str("UPTIMY_GITHUB_API_URL", default="https://api.github.com")
@@ -437,7 +448,11 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["monitors.api.authentication.ApiKeyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["monitors.api.permissions.HasApiKeyScope"],
     "DEFAULT_THROTTLE_CLASSES": ["monitors.api.throttling.ApiKeyRateThrottle"],
-    "DEFAULT_THROTTLE_RATES": {"api_key": env.str("UPTIMY_API_RATE", default="600/min")},
+    "DEFAULT_THROTTLE_RATES": {
+        "api_key": env.str("UPTIMY_API_RATE", default="600/min"),
+        # The public directory's JSON (no key): per client address.
+        "anonymous": env.str("UPTIMY_ANON_API_RATE", default="120/min"),
+    },
     "DEFAULT_PAGINATION_CLASS": "monitors.api.pagination.Pagination",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

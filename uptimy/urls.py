@@ -17,9 +17,12 @@ urlpatterns = [
     path("oauth/", include((oauth_urlpatterns, "signin"), namespace="signin")),
     path("api/v1/status-pages/", include("statuspages.api.urls")),
     path("api/v1/reports/", include("reports.api.urls")),
+    path("api/v1/directory/", include("directory.api.urls")),
     path("api/v1/", include("monitors.api.urls")),
     path("api/v1/", include("alerts.api.urls")),
     path("alerts/", include("alerts.urls")),
+    # The public MCP server directory: no sign-in.
+    path("directory/", include("directory.urls", namespace="directory")),
     path("s/<slug:slug>/", include(("statuspages.urls", "statuspages"), namespace="statuspage")),
     # The web app under /app/: at the root its sign-in and other pages would hide a custom domain's.
     path("app/", include("web.urls", namespace="web")),

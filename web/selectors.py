@@ -209,11 +209,7 @@ class HealthcheckPage:
     listing: HealthcheckListing | None = None
 
 
-VERDICT_WORDS = {
-    scorecard.Verdict.PASSED: "Passed",
-    scorecard.Verdict.FAILED: "Failed",
-    scorecard.Verdict.NOT_MEASURED: "Not measured",
-}
+VERDICT_WORDS = scorecard.VERDICT_WORDS
 
 
 @dataclass(frozen=True, slots=True)

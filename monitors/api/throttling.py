@@ -89,3 +89,15 @@ def _serialized(cache: BaseCache) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+class AnonymousRateThrottle(ApiKeyRateThrottle):
+    """Allow ``UPTIMY_ANON_API_RATE`` calls per client address to the public endpoints (no key), counted as above."""
+
+    scope = "anonymous"
+    # Its own class attribute: a test that swaps the key throttle's rates leaves this one's alone.
+    THROTTLE_RATES = dict(SimpleRateThrottle.THROTTLE_RATES)
+
+    def get_cache_key(self, request: Request, view: APIView) -> str | None:
+        # DRF's get_ident: REMOTE_ADDR, or X-Forwarded-For under NUM_PROXIES.
+        return self.cache_format % {"scope": self.scope, "ident": self.get_ident(request)}

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from statuspages.render.svg import clean, escape, number
+from monitors.svg import clean, escape, number
 
 MAX_POINTS = 500
 NAME_LIMIT = 200

@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from monitors.svg import clean, escape, number
 from statuspages.render.bars import BarLevel, DayBar, period_uptime
-from statuspages.render.svg import clean, escape, number
 
 NAME_LIMIT = 200
 INCIDENT_TITLE_LIMIT = 120

@@ -80,3 +80,19 @@ def client(registry: RegistryServer, sleeps: Sleeps) -> RegistryClient:
 @pytest.fixture
 def github_client(github: RegistryServer) -> GitHubClient:
     return GitHubClient(base_url=github.url, user_agent="Uptimy-test (licence lookup)")
+
+
+@pytest.fixture
+def client_anonymous():
+    """A browser with no session: the directory is public."""
+    from django.test import Client
+
+    return Client()
+
+
+@pytest.fixture
+def sync_client(registry: RegistryServer, sleeps: Sleeps) -> RegistryClient:
+    """The registry client under a name that leaves ``client`` to the tests' other clients."""
+    return RegistryClient(
+        base_url=registry.url, user_agent="Uptimy-test (directory import)", sleep=sleeps, clock=lambda: NOW
+    )

@@ -285,3 +285,26 @@ def test_the_alerts_bench_with_the_storm_guard_sends_a_digest(migrated_copy):
     assert report["messages_received"] == 6  # five incidents one by one, then one digest of the rest
     assert report["digest_incidents"] == 20
     assert report["incidents_covered"] == 25
+
+
+def test_the_directory_bench_recomputes_every_scorecard_and_reports_the_pages(migrated_copy):
+    report = report_of(
+        bench(
+            "--listings",
+            "40",
+            "--repeat",
+            "2",
+            "--recomputes",
+            "1",
+            "--json",
+            script="directory_scorecards.py",
+            env=migrated_copy(),
+        )
+    )
+
+    assert report["scorecards"] == 40
+    assert {name: report[name]["queries"] for name in ("server_page", "directory_page", "badge")} == {
+        "server_page": 2,
+        "directory_page": 2,
+        "badge": 1,
+    }

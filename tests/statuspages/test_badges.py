@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from statuspages.render.badges import (
-    HEX,
-    TEXT_LIMIT,
-    Badge,
-    Color,
-    badge_svg,
-    response_time_badge,
-    shields_endpoint,
-    status_badge,
-    uptime_badge,
-)
+from monitors.badge_widths import preferred_width, text_width
+from monitors.badges import HEX, TEXT_LIMIT, Badge, Color, badge_svg, shields_endpoint
+from statuspages.render.badges import response_time_badge, status_badge, uptime_badge
 from statuspages.render.vocabulary import ComponentStatus
-from statuspages.render.widths import preferred_width, text_width
 from tests.statuspages.svg_support import HOSTILE_NAMES, SVG, assert_inert, parse
 
 

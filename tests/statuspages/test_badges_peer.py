@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from statuspages.render.badges import Badge, Color, badge_svg
-from statuspages.render.widths import text_width
+from monitors.badge_widths import text_width
+from monitors.badges import Badge, Color, badge_svg
 from tests.conftest import PEERS_SWITCH, unavailable
 from tests.peers.peer_support import NODE22, PEERS_DIR
 from tests.statuspages.svg_support import SVG, parse
