@@ -53,6 +53,7 @@ urlpatterns = [
         views.healthcheck_action,
         name="healthcheck-action",
     ),
+    path("incidents/<uuid:public_id>/acknowledge/", views.incident_acknowledge, name="incident-acknowledge"),
     path("invitations/<str:token>/", views.invitation, name="invitation"),
     path("settings/members/", views.members, name="members"),
     path("settings/members/invite/", views.member_invite, name="member-invite"),

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from alerts import selectors as alert_selectors
 from alerts import services as alert_services
 from alerts.api.serializers import ChannelSerializer, ChannelWriteSerializer
-from alerts.models import Channel
+from alerts.models import Channel, Incident
 from monitors import selectors, services
 from monitors.api.serializers import HealthcheckSerializer, MaintenanceWindowSerializer
 from monitors.errors import ConfigInvalid, ServiceError
@@ -446,6 +446,38 @@ def healthcheck_action(request: HttpRequest, seat: Seat, public_id: str, action:
     else:
         raise Http404("No such action.")
     return redirect("web:healthcheck", public_id=healthcheck.public_id)
+
+
+@require_POST
+@member_view()
+def incident_acknowledge(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Acknowledge an open incident as ``POST /api/v1/incidents/{id}/acknowledge/`` does, then show its healthcheck."""
+    try:
+        incident = alert_selectors.incidents_of(organization=seat.organization).get(public_id=public_id)
+    except (Incident.DoesNotExist, ValueError):
+        raise Http404("No such incident.") from None
+    already = incident.acknowledged_at is not None
+    try:
+        incident = alert_services.incident_acknowledge(
+            incident=incident, by=_acknowledger(request), now=timezone.now()
+        )
+    except alert_services.IncidentResolved as refused:
+        messages.error(request, refused.message)
+    else:
+        words = f"{incident.acknowledged_by} at {incident.acknowledged_at:%Y-%m-%d %H:%M} UTC"
+        if already:
+            messages.info(request, f"Already acknowledged by {words}.")
+        else:
+            messages.success(request, f"Acknowledged by {words}; the channels that heard of it are told.")
+    if incident.healthcheck_id is None:
+        return redirect("web:dashboard")
+    return redirect("web:healthcheck", public_id=incident.healthcheck_public_id)
+
+
+def _acknowledger(request: HttpRequest) -> str:
+    """Name who acknowledged from the app, as the API names its key: the signed-in account's address."""
+    user = request.user
+    return f"{getattr(user, 'email', '') or user.get_username()} (web app)"
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

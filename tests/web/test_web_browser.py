@@ -18,6 +18,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from alerts.models import Incident
 from alerts.services import channel_add
 from monitors.models import Healthcheck, Membership, ProbeResult, Region, StatusChange, ToolList
 from monitors.services import maintenance_window_create, membership_add
@@ -245,6 +246,15 @@ def watched_check(org, make_check) -> Healthcheck:
     )
     StatusChange.objects.create(
         healthcheck=check, at=now, from_status="pending", to_status="down", reason="Down in eu-west"
+    )
+    Incident.objects.create(  # open and not acknowledged: its row shows the Acknowledge button
+        organization=check.organization,
+        healthcheck=check,
+        healthcheck_public_id=check.public_id,
+        healthcheck_name=check.name,
+        severity="critical",
+        opened_at=now,
+        cause_summary="Down in eu-west",
     )
     return check
 
