@@ -62,6 +62,11 @@ urlpatterns = [
     path("settings/invitations/<uuid:public_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
     path("settings/channels/", views.channels, name="channels"),
     path("settings/channels/<uuid:public_id>/", views.channel_edit, name="channel-edit"),
+    path(
+        "settings/channels/<uuid:public_id>/rotate-secret/",
+        views.channel_rotate_secret,
+        name="channel-rotate-secret",
+    ),
     path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
     path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
     path("settings/maintenance/", views.maintenance, name="maintenance"),

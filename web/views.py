@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import smtplib
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
@@ -16,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
@@ -698,14 +700,24 @@ def _channel(seat: Seat, public_id: str) -> Channel:
 
 
 def _channel_edit_page(
-    request: HttpRequest, seat: Seat, channel: Channel, form: channel_form.ChannelForm, *, status: int = 200
+    request: HttpRequest,
+    seat: Seat,
+    channel: Channel,
+    form: channel_form.ChannelForm,
+    *,
+    status: int = 200,
+    rotated: str = "",
 ) -> HttpResponse:
+    shown = ChannelSerializer(channel).data["config"] or {}
     context = {
         "seat": seat,
         "channel": channel,
         "form": form,
         "kind_name": channel_form.KIND_NAMES.get(channel.kind, channel.kind),
         "secret_names": channel_form.secret_names(channel.kind),
+        "rotatable": channel.kind == Channel.Kind.WEBHOOK,
+        "previous_secret_until": _parsed_time(shown.get("previous_secret_until")),
+        "rotated": rotated,
     }
     response = render(request, "web/settings/channel_edit.html", context, status=status)
     response["Cache-Control"] = "no-store"
@@ -757,6 +769,30 @@ def channel_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
 
 
 CHANNEL_UNREADABLE = "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+
+
+def _parsed_time(value: object) -> datetime | None:
+    """Return the API's ISO timestamp as a datetime for the template, None when there is none."""
+    return parse_datetime(value) if isinstance(value, str) else None
+
+
+@require_POST
+@member_view()
+def channel_rotate_secret(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Give a webhook a new signing secret as ``POST /api/v1/channels/{id}/rotate-secret/`` does; show it once."""
+    channel = _channel(seat, public_id)
+    try:
+        secret = alert_services.channel_rotate_secret(channel=channel, now=timezone.now())
+    except ServiceError as refused:
+        messages.error(request, refused.message)
+    except SecretUnreadable:
+        messages.error(request, CHANNEL_UNREADABLE)
+    else:
+        shown = ChannelSerializer(channel).data["config"]
+        return _channel_edit_page(
+            request, seat, channel, channel_form.form_of(channel, shown), rotated=secret
+        )
+    return redirect("web:channel-edit", public_id=channel.public_id)
 
 
 @require_POST

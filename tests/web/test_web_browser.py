@@ -325,3 +325,14 @@ def test_axe_finds_no_serious_violation_on_a_form_showing_field_errors(scanned_p
     scanned_page.get_by_role("button", name="Create healthcheck").click()
     scanned_page.locator(".errorlist").first.wait_for()
     assert axe_violations(scanned_page) == []
+
+
+def test_axe_finds_no_serious_violation_on_a_webhook_s_page_showing_a_rotated_secret(scanned_page, app, org):
+    user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    sign_in(scanned_page, app, "ax@example.com")
+    hook = channel_add(organization=org, name="Hook", kind="webhook", config={"url": "http://127.0.0.1:9/h"})
+    scanned_page.goto(f"{app}/app/settings/channels/{hook.channel.public_id}/")
+    scanned_page.get_by_role("button", name="Rotate signing secret").click()
+    scanned_page.locator("#new-secret").wait_for()
+    assert axe_violations(scanned_page) == []
