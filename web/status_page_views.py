@@ -28,12 +28,17 @@ from statuspages.api.serializers import (
     StatusPageSerializer,
     SubscriberSerializer,
 )
+from statuspages.dns import txt_records
 from statuspages.models import Component, ComponentGroup, PublishedIncident, StatusPage, Subscriber
 from web.access import Seat, member_view
 from web.api_errors import field_errors
 from web.confirm import confirm_delete
 
 PAGE_FIELDS = ("slug", "title", "description", "time_zone", "access", "password")
+# The settings only a page that exists has: its logo, its own domain (verified by DNS), drafted incidents.
+SETTINGS_FIELDS = (*PAGE_FIELDS, "logo_url", "custom_domain", "draft_incidents")
+# The resolver "Verify now" asks, as the API's verify-domain action; tests replace it with a fake.
+resolver = txt_records
 IMPACTS = PublishedIncident.Impact.values
 STATUSES = PublishedIncident.Status.values
 INCIDENTS_SHOWN = 20
@@ -121,6 +126,9 @@ def _detail(
         "time_zone": page.time_zone,
         "access": page.access,
         "password": "",
+        "logo_url": page.logo_url,
+        "custom_domain": page.custom_domain or "",
+        "draft_incidents": "true" if page.draft_incidents else "false",
     }
     context = {
         "seat": seat,
@@ -137,6 +145,8 @@ def _detail(
             subscribers.prefetch_related("components").order_by("-created_at", "-id")[:SUBSCRIBERS_SHOWN]
         ),
         "subscriber_count": subscribers.count(),
+        # The TXT record to publish, as the API names it: (name, token, verified), None without a domain.
+        "domain": _domain_record(page),
         "subscriber_kinds": SUBSCRIBER_KINDS,
         "secret": secret,
         "impacts": IMPACTS,
@@ -153,6 +163,17 @@ def _detail(
     return response
 
 
+def _domain_record(page: StatusPage) -> dict[str, Any] | None:
+    shown = StatusPageSerializer(page).data
+    if not shown["domain_record"]:
+        return None
+    return {
+        "name": shown["domain_record"],
+        "token": shown["domain_token"],
+        "verified": shown["domain_verified"],
+    }
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 @member_view()
 def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
@@ -160,7 +181,7 @@ def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespons
     page = _page(seat, public_id)
     if request.method != "POST":
         return _detail(request, seat, page)
-    values = _typed(request.POST, PAGE_FIELDS)
+    values = _typed(request.POST, SETTINGS_FIELDS)
     # A blank password keeps the stored one, as the API keeps it when the field is left out.
     body = {
         key: value for key, value in values.items() if key in request.POST and (key != "password" or value)
@@ -178,6 +199,19 @@ def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespons
             request, seat, page, form="settings", values=values, errors={refused.field: [refused.message]}
         )
     messages.success(request, f"Saved {page.title}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def status_page_verify_domain(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Check the custom domain's TXT record as ``POST /api/v1/status-pages/{id}/verify-domain/`` does."""
+    page = _page(seat, public_id)
+    try:
+        page_services.status_page_verify_domain(page=page, resolver=resolver, now=timezone.now())
+    except ServiceError as refused:
+        return _detail(request, seat, page, form="settings", errors={refused.field: [refused.message]})
+    messages.success(request, f"Verified {page.custom_domain}: it serves this page once it points here.")
     return redirect("web:status-page", public_id=page.public_id)
 
 

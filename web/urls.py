@@ -76,6 +76,11 @@ urlpatterns = [
     ),
     path("status-pages/", pages.status_pages, name="status-pages"),
     path("status-pages/<uuid:public_id>/", pages.status_page, name="status-page"),
+    path(
+        "status-pages/<uuid:public_id>/verify-domain/",
+        pages.status_page_verify_domain,
+        name="status-page-verify-domain",
+    ),
     path("status-pages/<uuid:public_id>/delete/", pages.status_page_delete, name="status-page-delete"),
     path("status-pages/<uuid:public_id>/components/", pages.component_add, name="status-page-component-add"),
     path(

@@ -282,7 +282,10 @@ def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, w
     user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
     membership_add(organization=org, user=user, role=Membership.Role.OWNER)
     sign_in(scanned_page, app, "ax@example.com")
-    status_page = status_page_create(organization=org, changes={"slug": "docs", "title": "Docs status"})
+    status_page = status_page_create(
+        organization=org,
+        changes={"slug": "docs", "title": "Docs status", "custom_domain": "status.example.com"},
+    )
     component = component_create(page=status_page, changes={"healthcheck": watched_check.public_id})
     incident_create(
         page=status_page,
