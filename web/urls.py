@@ -84,6 +84,16 @@ urlpatterns = [
     path("status-pages/<uuid:public_id>/delete/", pages.status_page_delete, name="status-page-delete"),
     path("status-pages/<uuid:public_id>/components/", pages.component_add, name="status-page-component-add"),
     path(
+        "status-pages/<uuid:public_id>/components/<uuid:component_id>/",
+        pages.component_edit,
+        name="status-page-component",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/components/<uuid:component_id>/rotate-badge-token/",
+        pages.component_rotate_badge_token,
+        name="status-page-component-rotate-badge-token",
+    ),
+    path(
         "status-pages/<uuid:public_id>/components/<uuid:component_id>/remove/",
         pages.component_remove,
         name="status-page-component-remove",

@@ -276,6 +276,7 @@ def watched_check(org, make_check) -> Healthcheck:
         "/app/status-pages/{status_page}/",
         "/app/settings/channels/{channel}/",
         "/app/settings/maintenance/{window}/",
+        "/app/status-pages/{status_page}/components/{component}/",
     ],
 )
 def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, watched_check, path):
@@ -308,6 +309,7 @@ def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, w
             status_page=status_page.public_id,
             channel=channel.public_id,
             window=window.public_id,
+            component=component.public_id,
         )
     )
     assert axe_violations(scanned_page) == []
@@ -338,4 +340,23 @@ def test_axe_finds_no_serious_violation_on_a_webhook_s_page_showing_a_rotated_se
     scanned_page.goto(f"{app}/app/settings/channels/{hook.channel.public_id}/")
     scanned_page.get_by_role("button", name="Rotate signing secret").click()
     scanned_page.locator("#new-secret").wait_for()
+    assert axe_violations(scanned_page) == []
+
+
+def test_axe_finds_no_serious_violation_on_a_password_page_s_component_showing_a_field_error(
+    scanned_page, app, org, make_check
+):
+    user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    sign_in(scanned_page, app, "ax@example.com")
+    status_page = status_page_create(
+        organization=org,
+        changes={"slug": "docs", "title": "Docs status", "access": "password", "password": "a-long-secret"},
+    )
+    component = component_create(page=status_page, changes={"healthcheck": make_check(org).public_id})
+    scanned_page.goto(f"{app}/app/status-pages/{status_page.public_id}/components/{component.public_id}/")
+    scanned_page.get_by_role("button", name="Rotate badge token").wait_for()
+    scanned_page.get_by_label("Position").fill("-1")
+    scanned_page.get_by_role("button", name="Save component").click()
+    scanned_page.locator(".errorlist").first.wait_for()
     assert axe_violations(scanned_page) == []

@@ -168,3 +168,236 @@ def test_another_organization_s_page_can_t_be_verified(owner, other_org, txt):
     assert owner.post(url(theirs, "verify-domain/")).status_code == 404
     theirs.refresh_from_db()
     assert not theirs.domain_verified
+
+
+# --- editing a component ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def component(org, page, make_check):
+    from statuspages.services import component_create
+
+    check = make_check(org, name="Docs MCP")
+    return component_create(
+        page=page, changes={"healthcheck": check.public_id, "display_name": "Docs search"}
+    )
+
+
+def component_url(component, suffix: str = "") -> str:
+    return url(component.page, f"components/{component.public_id}/{suffix}")
+
+
+def component_form(component, **changes: str) -> dict[str, str]:
+    return {
+        "healthcheck": str(component.healthcheck.public_id),
+        "display_name": component.display_name,
+        "description": component.description,
+        "group": "",
+        "position": str(component.position),
+        **changes,
+    }
+
+
+def test_the_page_links_each_component_to_its_edit_page(owner, page, component):
+    assert f'href="{component_url(component)}"' in owner.get(url(page)).content.decode()
+
+
+def test_the_edit_page_shows_the_component_s_settings_with_labels(owner, component):
+    answer = owner.get(component_url(component))
+    body = answer.content.decode()
+    assert answer.status_code == 200
+    assert 'value="Docs search"' in body
+    for control in (
+        "c-healthcheck",
+        "c-name",
+        "c-description",
+        "c-group",
+        "c-position",
+        "c-only-down",
+        "c-mcp",
+    ):
+        assert f'<label for="{control}"' in body or f'for="{control}"' in body
+
+
+def test_a_component_s_settings_are_saved_through_the_api_s_rules(owner, page, component):
+    from statuspages.services import group_create
+
+    group = group_create(page=page, name="Search")
+    form = component_form(
+        component,
+        display_name="Docs",
+        description="The search behind docs.example.com",
+        group=str(group.public_id),
+        position="3",
+        only_show_when_not_operational="on",
+        show_mcp_details="on",
+    )
+    assert owner.post(component_url(component), form).status_code == 302
+    component.refresh_from_db()
+    assert (
+        component.display_name,
+        component.description,
+        component.group_id,
+        component.position,
+        component.only_show_when_not_operational,
+        component.show_mcp_details,
+    ) == ("Docs", "The search behind docs.example.com", group.pk, 3, True, True)
+
+
+def test_unticked_switches_turn_off_and_empty_name_and_position_are_kept(owner, component):
+    from statuspages.services import component_update
+
+    component_update(
+        component=component,
+        changes={"position": 4, "only_show_when_not_operational": True, "show_mcp_details": True},
+    )
+    assert (
+        owner.post(
+            component_url(component), component_form(component, display_name="", position="")
+        ).status_code
+        == 302
+    )
+    component.refresh_from_db()
+    assert (component.display_name, component.position) == ("Docs search", 4)
+    assert (component.only_show_when_not_operational, component.show_mcp_details) == (False, False)
+
+
+def test_the_component_can_show_another_healthcheck_of_the_organization(owner, org, component, make_check):
+    other = make_check(org, name="Billing MCP")
+    assert (
+        owner.post(
+            component_url(component), component_form(component, healthcheck=str(other.public_id))
+        ).status_code
+        == 302
+    )
+    component.refresh_from_db()
+    assert component.healthcheck_id == other.pk
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"position": "-1"}, "position"),
+        ({"position": "first"}, "position"),
+        ({"display_name": "x" * 201}, "display_name"),
+        ({"healthcheck": ""}, "healthcheck"),
+        ({"healthcheck": "not-a-uuid"}, "healthcheck"),
+        ({"group": "not-a-uuid"}, "group"),
+    ],
+)
+def test_a_refused_component_field_shows_the_api_s_own_message_next_to_it(
+    owner, client, component, changes, field
+):
+    answer = owner.post(component_url(component), component_form(component, **changes))
+    assert answer.status_code == 400
+    errors = answer.context["errors"]
+    assert list(errors) == [field]
+    assert f'id="{field}-errors"' in answer.content.decode()
+    body = {k: v for k, v in component_form(component, **changes).items() if v} | {
+        k: v for k, v in changes.items()
+    }
+    body = {k: (None if k in {"healthcheck", "group"} and v == "" else v) for k, v in body.items()}
+    api = client.put(
+        f"/api/v1/status-pages/{component.page.public_id}/components/{component.public_id}/",
+        body,
+        format="json",
+    )
+    assert api.status_code == 400
+    assert errors[field][0] in str(api.json())
+    component.refresh_from_db()
+    assert (component.display_name, component.position) == ("Docs search", 0)
+
+
+@pytest.mark.parametrize("field", ["healthcheck", "group"])
+def test_another_organization_s_healthcheck_or_another_page_s_group_is_refused_by_the_service(
+    owner, org, other_org, component, make_check, field
+):
+    from statuspages.services import group_create
+
+    if field == "healthcheck":
+        value = str(make_check(other_org, name="Theirs").public_id)
+        message = "No healthcheck with this id in your organization."
+    else:
+        elsewhere = status_page_create(organization=org, changes={"slug": "else", "title": "Else"})
+        value = str(group_create(page=elsewhere, name="Elsewhere").public_id)
+        message = "No group with this id on this page."
+    answer = owner.post(component_url(component), component_form(component, **{field: value}))
+    assert answer.status_code == 400
+    assert answer.context["errors"] == {field: [message]}
+    component.refresh_from_db()
+    assert component.group_id is None
+    assert component.healthcheck.organization_id == org.pk
+
+
+def test_a_public_page_s_badges_go_by_the_component_s_id_and_offer_no_rotation(owner, component):
+    answer = owner.get(component_url(component))
+    body = answer.content.decode()
+    assert f"http://testserver/s/docs-status/badges/{component.public_id}/status.svg" in body
+    assert component.badge_token not in body
+    assert component_url(component, "rotate-badge-token/") not in body
+
+
+def test_a_password_page_s_badges_go_by_the_token_and_can_be_rotated(owner, page, component):
+    status_page_update(page=page, changes={"access": "password", "password": "a-long-secret"})
+    answer = owner.get(component_url(component))
+    body = answer.content.decode()
+    assert answer["Cache-Control"] == "no-store"
+    assert f"/s/docs-status/badges/{component.badge_token}/status.svg" in body
+    assert f'action="{component_url(component, "rotate-badge-token/")}"' in body
+
+
+def test_rotating_the_badge_token_stops_the_old_badge_urls(owner, page, component):
+    from django.test import Client
+
+    status_page_update(page=page, changes={"access": "password", "password": "a-long-secret"})
+    old = component.badge_token
+    assert Client().get(f"/s/docs-status/badges/{old}/status.svg").status_code == 200
+    answer = owner.post(component_url(component, "rotate-badge-token/"), follow=True)
+    component.refresh_from_db()
+    assert component.badge_token != old
+    assert f"/s/docs-status/badges/{component.badge_token}/status.svg" in answer.content.decode()
+    assert Client().get(f"/s/docs-status/badges/{old}/status.svg").status_code == 404
+
+
+def test_a_viewer_sees_a_component_but_can_t_change_it_or_rotate_its_token(viewer, page, component):
+    status_page_update(page=page, changes={"access": "password", "password": "a-long-secret"})
+    body = viewer.get(component_url(component)).content.decode()
+    assert "Save component" not in body
+    assert "Rotate badge token" not in body
+    token = component.badge_token
+    assert (
+        viewer.post(component_url(component), component_form(component, display_name="Mine")).status_code
+        == 403
+    )
+    assert viewer.post(component_url(component, "rotate-badge-token/")).status_code == 403
+    component.refresh_from_db()
+    assert (component.display_name, component.badge_token) == ("Docs search", token)
+
+
+@pytest.mark.parametrize("suffix", ["", "rotate-badge-token/"])
+def test_another_organization_s_component_is_not_found(owner, other_org, make_check, suffix):
+    from statuspages.services import component_create
+
+    theirs = status_page_create(organization=other_org, changes={"slug": "theirs", "title": "Theirs"})
+    component = component_create(
+        page=theirs, changes={"healthcheck": make_check(other_org, name="Theirs").public_id}
+    )
+    assert owner.get(component_url(component)).status_code == 404
+    assert (
+        owner.post(
+            component_url(component, suffix), component_form(component, display_name="Mine")
+        ).status_code
+        == 404
+    )
+    component.refresh_from_db()
+    assert component.display_name == "Theirs"
+
+
+def test_a_component_of_another_of_the_organization_s_pages_is_not_found_under_this_one(
+    owner, org, page, make_check
+):
+    from statuspages.services import component_create
+
+    other = status_page_create(organization=org, changes={"slug": "other", "title": "Other"})
+    component = component_create(page=other, changes={"healthcheck": make_check(org).public_id})
+    assert owner.get(url(page, f"components/{component.public_id}/")).status_code == 404
