@@ -458,16 +458,15 @@ def incident_acknowledge(request: HttpRequest, seat: Seat, public_id: str) -> Ht
         incident = alert_selectors.incidents_of(organization=seat.organization).get(public_id=public_id)
     except (Incident.DoesNotExist, ValueError):
         raise Http404("No such incident.") from None
-    already = incident.acknowledged_at is not None
+    now = timezone.now()
     try:
-        incident = alert_services.incident_acknowledge(
-            incident=incident, by=_acknowledger(request), now=timezone.now()
-        )
+        incident = alert_services.incident_acknowledge(incident=incident, by=_acknowledger(request), now=now)
     except alert_services.IncidentResolved as refused:
         messages.error(request, refused.message)
     else:
         words = f"{incident.acknowledged_by} at {incident.acknowledged_at:%Y-%m-%d %H:%M} UTC"
-        if already:
+        # Read from the locked row the service returns: someone else may have acknowledged it first.
+        if incident.acknowledged_at != now:
             messages.info(request, f"Already acknowledged by {words}.")
         else:
             messages.success(request, f"Acknowledged by {words}; the channels that heard of it are told.")
