@@ -371,3 +371,14 @@ def test_another_organization_s_webhook_secret_can_t_be_rotated(owner, other_org
 
 def test_rotating_needs_a_post(owner, org, settings):
     assert owner.get(rotate_url(add_webhook(org, settings))).status_code == 405
+
+
+def test_rotating_needs_the_csrf_token(make_member, org, settings):
+    from django.test import Client
+
+    channel = add_webhook(org, settings)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(make_member(org).user)
+    assert strict.post(rotate_url(channel)).status_code == 403
+    channel.refresh_from_db()
+    assert "previous_secret" not in channel.config

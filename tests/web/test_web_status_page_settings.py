@@ -401,3 +401,27 @@ def test_a_component_of_another_of_the_organization_s_pages_is_not_found_under_t
     other = status_page_create(organization=org, changes={"slug": "other", "title": "Other"})
     component = component_create(page=other, changes={"healthcheck": make_check(org).public_id})
     assert owner.get(url(page, f"components/{component.public_id}/")).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "suffix", ["verify-domain/", "components/{component}/", "components/{component}/rotate-badge-token/"]
+)
+def test_each_new_form_needs_the_csrf_token(make_member, org, page, component, txt, suffix):
+    from django.test import Client
+
+    status_page_update(page=page, changes={"custom_domain": "status.example.com"})
+    txt["_uptimy.status.example.com"] = [page.domain_token]
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(make_member(org).user)
+    token = component.badge_token
+    answer = strict.post(
+        url(page, suffix.format(component=component.public_id)), component_form(component, display_name="X")
+    )
+    assert answer.status_code == 403
+    page.refresh_from_db()
+    component.refresh_from_db()
+    assert (page.domain_verified, component.display_name, component.badge_token) == (
+        False,
+        "Docs search",
+        token,
+    )
