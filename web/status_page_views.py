@@ -28,12 +28,17 @@ from statuspages.api.serializers import (
     StatusPageSerializer,
     SubscriberSerializer,
 )
+from statuspages.dns import txt_records
 from statuspages.models import Component, ComponentGroup, PublishedIncident, StatusPage, Subscriber
 from web.access import Seat, member_view
 from web.api_errors import field_errors
 from web.confirm import confirm_delete
 
 PAGE_FIELDS = ("slug", "title", "description", "time_zone", "access", "password")
+# The settings only a page that exists has: its logo, its own domain (verified by DNS), drafted incidents.
+SETTINGS_FIELDS = (*PAGE_FIELDS, "logo_url", "custom_domain", "draft_incidents")
+# The resolver "Verify now" asks, as the API's verify-domain action; tests replace it with a fake.
+resolver = txt_records
 IMPACTS = PublishedIncident.Impact.values
 STATUSES = PublishedIncident.Status.values
 INCIDENTS_SHOWN = 20
@@ -121,6 +126,9 @@ def _detail(
         "time_zone": page.time_zone,
         "access": page.access,
         "password": "",
+        "logo_url": page.logo_url,
+        "custom_domain": page.custom_domain or "",
+        "draft_incidents": "true" if page.draft_incidents else "false",
     }
     context = {
         "seat": seat,
@@ -137,6 +145,8 @@ def _detail(
             subscribers.prefetch_related("components").order_by("-created_at", "-id")[:SUBSCRIBERS_SHOWN]
         ),
         "subscriber_count": subscribers.count(),
+        # The TXT record to publish, as the API names it: (name, token, verified), None without a domain.
+        "domain": _domain_record(page),
         "subscriber_kinds": SUBSCRIBER_KINDS,
         "secret": secret,
         "impacts": IMPACTS,
@@ -153,6 +163,17 @@ def _detail(
     return response
 
 
+def _domain_record(page: StatusPage) -> dict[str, Any] | None:
+    shown = StatusPageSerializer(page).data
+    if not shown["domain_record"]:
+        return None
+    return {
+        "name": shown["domain_record"],
+        "token": shown["domain_token"],
+        "verified": shown["domain_verified"],
+    }
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 @member_view()
 def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
@@ -160,7 +181,7 @@ def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespons
     page = _page(seat, public_id)
     if request.method != "POST":
         return _detail(request, seat, page)
-    values = _typed(request.POST, PAGE_FIELDS)
+    values = _typed(request.POST, SETTINGS_FIELDS)
     # A blank password keeps the stored one, as the API keeps it when the field is left out.
     body = {
         key: value for key, value in values.items() if key in request.POST and (key != "password" or value)
@@ -178,6 +199,19 @@ def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespons
             request, seat, page, form="settings", values=values, errors={refused.field: [refused.message]}
         )
     messages.success(request, f"Saved {page.title}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def status_page_verify_domain(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Check the custom domain's TXT record as ``POST /api/v1/status-pages/{id}/verify-domain/`` does."""
+    page = _page(seat, public_id)
+    try:
+        page_services.status_page_verify_domain(page=page, resolver=resolver, now=timezone.now())
+    except ServiceError as refused:
+        return _detail(request, seat, page, form="settings", errors={refused.field: [refused.message]})
+    messages.success(request, f"Verified {page.custom_domain}: it serves this page once it points here.")
     return redirect("web:status-page", public_id=page.public_id)
 
 
@@ -315,6 +349,105 @@ def _component(page: StatusPage, component_id: str) -> Component:
         return Component.objects.select_related("healthcheck").get(page=page, public_id=component_id)
     except (Component.DoesNotExist, ValueError):
         raise Http404("No such component.") from None
+
+
+COMPONENT_TEXT_FIELDS = ("healthcheck", "display_name", "description", "group", "position")
+COMPONENT_SWITCHES = ("only_show_when_not_operational", "show_mcp_details")
+
+
+def _component_values(component: Component) -> dict[str, Any]:
+    """Return the edit form's values of a stored component, as the API reads it."""
+    shown = ComponentSerializer(component).data
+    return {
+        **{name: "" if shown[name] is None else str(shown[name]) for name in COMPONENT_TEXT_FIELDS},
+        **{name: bool(shown[name]) for name in COMPONENT_SWITCHES},
+    }
+
+
+def _component_body(post: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return the form's values and the API's ``PUT …/components/{id}/`` body they make.
+
+    An empty name or position is left out, so the component keeps its own; a switch not
+    posted (an unticked box) is off.
+    """
+    values: dict[str, Any] = {
+        **_typed(post, COMPONENT_TEXT_FIELDS),
+        **{name: name in post for name in COMPONENT_SWITCHES},
+    }
+    body: dict[str, Any] = {
+        "healthcheck": values["healthcheck"] or None,
+        "description": values["description"],
+        "group": values["group"] or None,
+        **{name: values[name] for name in COMPONENT_SWITCHES},
+    }
+    body.update({name: values[name] for name in ("display_name", "position") if values[name]})
+    return values, body
+
+
+def _component_page(
+    request: HttpRequest,
+    seat: Seat,
+    page: StatusPage,
+    component: Component,
+    *,
+    values: dict[str, Any] | None = None,
+    errors: dict[str, list[str]] | None = None,
+) -> HttpResponse:
+    context = {
+        "seat": seat,
+        "page": page,
+        "component": component,
+        "values": values or _component_values(component),
+        "errors": errors or {},
+        "healthchecks": list(
+            selectors.healthchecks_of(organization=seat.organization)
+            .order_by("name")
+            .values_list("public_id", "name")
+        ),
+        "groups": list(ComponentGroup.objects.filter(page=page).order_by("position", "id")),
+        "badges": sorted(ComponentSerializer(component, context={"request": request}).data["badges"].items()),
+    }
+    response = render(request, "web/status_pages/component_edit.html", context, status=400 if errors else 200)
+    # On a password page the badge URLs carry the component's token: keep them out of shared caches.
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def component_edit(request: HttpRequest, seat: Seat, public_id: str, component_id: str) -> HttpResponse:
+    """Show a component's settings and badge URLs (GET); change it as ``PUT …/components/{id}/`` does (POST)."""
+    page = _page(seat, public_id)
+    component = _component(page, component_id)
+    if request.method != "POST":
+        return _component_page(request, seat, page, component)
+    values, body = _component_body(request.POST)
+    serializer = ComponentSerializer(component, data=body)
+    errors = {} if serializer.is_valid() else field_errors(serializer.errors)
+    if not errors:
+        try:
+            page_services.component_update(component=component, changes=serializer.to_service_changes())
+        except ServiceError as refused:
+            errors = {refused.field: [refused.message]}
+    if errors:
+        component = _component(page, component_id)  # as stored: a refused change leaves nothing behind
+        return _component_page(request, seat, page, component, values=values, errors=errors)
+    messages.success(request, f"Saved the component {component.display_name or component.healthcheck.name}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_POST
+@member_view()
+def component_rotate_badge_token(
+    request: HttpRequest, seat: Seat, public_id: str, component_id: str
+) -> HttpResponse:
+    """Give the component a new badge token as ``POST …/rotate-badge-token/`` does: the old badge URLs stop."""
+    page = _page(seat, public_id)
+    component = page_services.component_rotate_badge_token(component=_component(page, component_id))
+    messages.success(
+        request, "New badge URLs: the old ones answer 404 from now on; update where they are shown."
+    )
+    return redirect("web:status-page-component", public_id=page.public_id, component_id=component.public_id)
 
 
 @require_POST

@@ -54,6 +54,7 @@ urlpatterns = [
         views.healthcheck_action,
         name="healthcheck-action",
     ),
+    path("incidents/<uuid:public_id>/acknowledge/", views.incident_acknowledge, name="incident-acknowledge"),
     path("invitations/<str:token>/", views.invitation, name="invitation"),
     path("settings/members/", views.members, name="members"),
     path("settings/members/invite/", views.member_invite, name="member-invite"),
@@ -62,6 +63,11 @@ urlpatterns = [
     path("settings/invitations/<uuid:public_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
     path("settings/channels/", views.channels, name="channels"),
     path("settings/channels/<uuid:public_id>/", views.channel_edit, name="channel-edit"),
+    path(
+        "settings/channels/<uuid:public_id>/rotate-secret/",
+        views.channel_rotate_secret,
+        name="channel-rotate-secret",
+    ),
     path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
     path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
     path("settings/maintenance/", views.maintenance, name="maintenance"),
@@ -71,8 +77,23 @@ urlpatterns = [
     ),
     path("status-pages/", pages.status_pages, name="status-pages"),
     path("status-pages/<uuid:public_id>/", pages.status_page, name="status-page"),
+    path(
+        "status-pages/<uuid:public_id>/verify-domain/",
+        pages.status_page_verify_domain,
+        name="status-page-verify-domain",
+    ),
     path("status-pages/<uuid:public_id>/delete/", pages.status_page_delete, name="status-page-delete"),
     path("status-pages/<uuid:public_id>/components/", pages.component_add, name="status-page-component-add"),
+    path(
+        "status-pages/<uuid:public_id>/components/<uuid:component_id>/",
+        pages.component_edit,
+        name="status-page-component",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/components/<uuid:component_id>/rotate-badge-token/",
+        pages.component_rotate_badge_token,
+        name="status-page-component-rotate-badge-token",
+    ),
     path(
         "status-pages/<uuid:public_id>/components/<uuid:component_id>/remove/",
         pages.component_remove,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import smtplib
 import uuid
+from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
@@ -16,6 +17,7 @@ from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
@@ -23,7 +25,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from alerts import selectors as alert_selectors
 from alerts import services as alert_services
 from alerts.api.serializers import ChannelSerializer, ChannelWriteSerializer
-from alerts.models import Channel
+from alerts.models import Channel, Incident
 from monitors import selectors, services
 from monitors.api.serializers import (
     HealthcheckListingSerializer,
@@ -508,6 +510,37 @@ def healthcheck_action(request: HttpRequest, seat: Seat, public_id: str, action:
     return redirect("web:healthcheck", public_id=healthcheck.public_id)
 
 
+@require_POST
+@member_view()
+def incident_acknowledge(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Acknowledge an open incident as ``POST /api/v1/incidents/{id}/acknowledge/`` does, then show its healthcheck."""
+    try:
+        incident = alert_selectors.incidents_of(organization=seat.organization).get(public_id=public_id)
+    except (Incident.DoesNotExist, ValueError):
+        raise Http404("No such incident.") from None
+    now = timezone.now()
+    try:
+        incident = alert_services.incident_acknowledge(incident=incident, by=_acknowledger(request), now=now)
+    except alert_services.IncidentResolved as refused:
+        messages.error(request, refused.message)
+    else:
+        words = f"{incident.acknowledged_by} at {incident.acknowledged_at:%Y-%m-%d %H:%M} UTC"
+        # Read from the locked row the service returns: someone else may have acknowledged it first.
+        if incident.acknowledged_at != now:
+            messages.info(request, f"Already acknowledged by {words}.")
+        else:
+            messages.success(request, f"Acknowledged by {words}; the channels that heard of it are told.")
+    if incident.healthcheck_id is None:
+        return redirect("web:dashboard")
+    return redirect("web:healthcheck", public_id=incident.healthcheck_public_id)
+
+
+def _acknowledger(request: HttpRequest) -> str:
+    """Name who acknowledged from the app, as the API names its key: the signed-in account's address."""
+    user = request.user
+    return f"{getattr(user, 'email', '') or user.get_username()} (web app)"
+
+
 @require_http_methods(["GET", "HEAD", "POST"])
 @member_view()
 def healthcheck_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
@@ -726,14 +759,24 @@ def _channel(seat: Seat, public_id: str) -> Channel:
 
 
 def _channel_edit_page(
-    request: HttpRequest, seat: Seat, channel: Channel, form: channel_form.ChannelForm, *, status: int = 200
+    request: HttpRequest,
+    seat: Seat,
+    channel: Channel,
+    form: channel_form.ChannelForm,
+    *,
+    status: int = 200,
+    rotated: str = "",
 ) -> HttpResponse:
+    shown = ChannelSerializer(channel).data["config"] or {}
     context = {
         "seat": seat,
         "channel": channel,
         "form": form,
         "kind_name": channel_form.KIND_NAMES.get(channel.kind, channel.kind),
         "secret_names": channel_form.secret_names(channel.kind),
+        "rotatable": channel.kind == Channel.Kind.WEBHOOK,
+        "previous_secret_until": _parsed_time(shown.get("previous_secret_until")),
+        "rotated": rotated,
     }
     response = render(request, "web/settings/channel_edit.html", context, status=status)
     response["Cache-Control"] = "no-store"
@@ -785,6 +828,30 @@ def channel_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
 
 
 CHANNEL_UNREADABLE = "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
+
+
+def _parsed_time(value: object) -> datetime | None:
+    """Return the API's ISO timestamp as a datetime for the template, None when there is none."""
+    return parse_datetime(value) if isinstance(value, str) else None
+
+
+@require_POST
+@member_view()
+def channel_rotate_secret(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
+    """Give a webhook a new signing secret as ``POST /api/v1/channels/{id}/rotate-secret/`` does; show it once."""
+    channel = _channel(seat, public_id)
+    try:
+        secret = alert_services.channel_rotate_secret(channel=channel, now=timezone.now())
+    except ServiceError as refused:
+        messages.error(request, refused.message)
+    except SecretUnreadable:
+        messages.error(request, CHANNEL_UNREADABLE)
+    else:
+        shown = ChannelSerializer(channel).data["config"]
+        return _channel_edit_page(
+            request, seat, channel, channel_form.form_of(channel, shown), rotated=secret
+        )
+    return redirect("web:channel-edit", public_id=channel.public_id)
 
 
 @require_POST

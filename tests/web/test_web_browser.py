@@ -18,6 +18,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from alerts.models import Incident
 from alerts.services import channel_add
 from monitors.models import Healthcheck, Membership, ProbeResult, Region, StatusChange, ToolList
 from monitors.services import maintenance_window_create, membership_add
@@ -246,6 +247,15 @@ def watched_check(org, make_check) -> Healthcheck:
     StatusChange.objects.create(
         healthcheck=check, at=now, from_status="pending", to_status="down", reason="Down in eu-west"
     )
+    Incident.objects.create(  # open and not acknowledged: its row shows the Acknowledge button
+        organization=check.organization,
+        healthcheck=check,
+        healthcheck_public_id=check.public_id,
+        healthcheck_name=check.name,
+        severity="critical",
+        opened_at=now,
+        cause_summary="Down in eu-west",
+    )
     return check
 
 
@@ -266,13 +276,17 @@ def watched_check(org, make_check) -> Healthcheck:
         "/app/status-pages/{status_page}/",
         "/app/settings/channels/{channel}/",
         "/app/settings/maintenance/{window}/",
+        "/app/status-pages/{status_page}/components/{component}/",
     ],
 )
 def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, watched_check, path):
     user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
     membership_add(organization=org, user=user, role=Membership.Role.OWNER)
     sign_in(scanned_page, app, "ax@example.com")
-    status_page = status_page_create(organization=org, changes={"slug": "docs", "title": "Docs status"})
+    status_page = status_page_create(
+        organization=org,
+        changes={"slug": "docs", "title": "Docs status", "custom_domain": "status.example.com"},
+    )
     component = component_create(page=status_page, changes={"healthcheck": watched_check.public_id})
     incident_create(
         page=status_page,
@@ -295,6 +309,7 @@ def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, w
             status_page=status_page.public_id,
             channel=channel.public_id,
             window=window.public_id,
+            component=component.public_id,
         )
     )
     assert axe_violations(scanned_page) == []
@@ -313,5 +328,35 @@ def test_axe_finds_no_serious_violation_on_a_form_showing_field_errors(scanned_p
     scanned_page.goto(f"{app}/app/healthchecks/new/?type=mcp")
     scanned_page.get_by_label("Server URL").fill("not a url")
     scanned_page.get_by_role("button", name="Create healthcheck").click()
+    scanned_page.locator(".errorlist").first.wait_for()
+    assert axe_violations(scanned_page) == []
+
+
+def test_axe_finds_no_serious_violation_on_a_webhook_s_page_showing_a_rotated_secret(scanned_page, app, org):
+    user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    sign_in(scanned_page, app, "ax@example.com")
+    hook = channel_add(organization=org, name="Hook", kind="webhook", config={"url": "http://127.0.0.1:9/h"})
+    scanned_page.goto(f"{app}/app/settings/channels/{hook.channel.public_id}/")
+    scanned_page.get_by_role("button", name="Rotate signing secret").click()
+    scanned_page.locator("#new-secret").wait_for()
+    assert axe_violations(scanned_page) == []
+
+
+def test_axe_finds_no_serious_violation_on_a_password_page_s_component_showing_a_field_error(
+    scanned_page, app, org, make_check
+):
+    user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    sign_in(scanned_page, app, "ax@example.com")
+    status_page = status_page_create(
+        organization=org,
+        changes={"slug": "docs", "title": "Docs status", "access": "password", "password": "a-long-secret"},
+    )
+    component = component_create(page=status_page, changes={"healthcheck": make_check(org).public_id})
+    scanned_page.goto(f"{app}/app/status-pages/{status_page.public_id}/components/{component.public_id}/")
+    scanned_page.get_by_role("button", name="Rotate badge token").wait_for()
+    scanned_page.get_by_label("Position").fill("-1")
+    scanned_page.get_by_role("button", name="Save component").click()
     scanned_page.locator(".errorlist").first.wait_for()
     assert axe_violations(scanned_page) == []

@@ -293,3 +293,92 @@ def test_a_nul_in_an_edited_channel_is_a_field_error(owner, org, field):
     )
     assert answer.status_code == 400
     assert field in answer.context["form"].errors
+
+
+# --- rotating a webhook's signing secret -------------------------------------------------------------
+
+
+def rotate_url(channel: Channel) -> str:
+    return f"{PAGE}{channel.public_id}/rotate-secret/"
+
+
+def test_a_webhook_s_edit_page_offers_to_rotate_its_secret(owner, org, settings):
+    channel = add_webhook(org, settings)
+    assert f'action="{rotate_url(channel)}"' in owner.get(f"{PAGE}{channel.public_id}/").content.decode()
+
+
+def test_an_email_channel_s_edit_page_offers_no_rotation(owner, org):
+    channel = add_email(org)
+    assert rotate_url(channel) not in owner.get(f"{PAGE}{channel.public_id}/").content.decode()
+
+
+def test_rotating_shows_the_new_secret_once_and_never_cached(owner, org, settings):
+    channel = add_webhook(org, settings)
+    answer = owner.post(rotate_url(channel))
+    channel.refresh_from_db()
+    new = channel.config["secret"]
+    assert answer.status_code == 200
+    assert answer["Cache-Control"] == "no-store"
+    assert new != "whsec_" + "A" * 32
+    assert f'<code class="key" id="new-secret">{new}</code>' in answer.content.decode()
+    assert new not in owner.get(f"{PAGE}{channel.public_id}/").content.decode()
+
+
+def test_rotating_keeps_the_previous_secret_signing_for_the_api_s_window(owner, org, settings):
+    from datetime import datetime, timedelta
+
+    from django.utils import timezone
+
+    channel = add_webhook(org, settings)
+    before = timezone.now()
+    answer = owner.post(rotate_url(channel))
+    channel.refresh_from_db()
+    until = datetime.fromisoformat(channel.config["previous_secret_until"])
+    assert channel.config["previous_secret"] == "whsec_" + "A" * 32
+    assert before + timedelta(hours=24) <= until <= timezone.now() + timedelta(hours=24)
+    assert f"until {until:%Y-%m-%d %H:%M} UTC" in answer.content.decode()
+
+
+def test_the_edit_page_says_a_rotation_is_under_way(owner, org, settings):
+    channel = add_webhook(org, settings)
+    owner.post(rotate_url(channel))
+    assert "A rotation is under way" in owner.get(f"{PAGE}{channel.public_id}/").content.decode()
+
+
+def test_rotating_a_channel_that_is_not_a_webhook_answers_with_the_service_s_message(owner, org):
+    channel = add_email(org)
+    answer = owner.post(rotate_url(channel), follow=True)
+    assert answer.status_code == 200
+    assert "Only webhook channels have a signing secret." in answer.content.decode()
+    channel.refresh_from_db()
+    assert channel.config == {"recipients": ["ops@example.com"]}
+
+
+def test_a_viewer_can_t_rotate_a_secret_nor_sees_the_button(viewer, org, settings):
+    channel = add_webhook(org, settings)
+    assert rotate_url(channel) not in viewer.get(f"{PAGE}{channel.public_id}/").content.decode()
+    assert viewer.post(rotate_url(channel)).status_code == 403
+    channel.refresh_from_db()
+    assert channel.config["secret"] == "whsec_" + "A" * 32
+
+
+def test_another_organization_s_webhook_secret_can_t_be_rotated(owner, other_org, settings):
+    channel = add_webhook(other_org, settings)
+    assert owner.post(rotate_url(channel)).status_code == 404
+    channel.refresh_from_db()
+    assert "previous_secret" not in channel.config
+
+
+def test_rotating_needs_a_post(owner, org, settings):
+    assert owner.get(rotate_url(add_webhook(org, settings))).status_code == 405
+
+
+def test_rotating_needs_the_csrf_token(make_member, org, settings):
+    from django.test import Client
+
+    channel = add_webhook(org, settings)
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(make_member(org).user)
+    assert strict.post(rotate_url(channel)).status_code == 403
+    channel.refresh_from_db()
+    assert "previous_secret" not in channel.config
