@@ -12,6 +12,7 @@ from monitors.models import (
     ApiKey,
     CauseChange,
     Healthcheck,
+    HealthcheckListing,
     HealthcheckTag,
     Invitation,
     MaintenanceWindow,
@@ -244,3 +245,19 @@ class MaintenanceWindowAdmin(ReadOnlyAdmin[MaintenanceWindow]):
 class MaintenanceWindowTagAdmin(ReadOnlyAdmin[MaintenanceWindowTag]):
     list_display = ["name", "window"]
     search_fields = ["name"]
+
+
+@admin.register(HealthcheckListing)
+class HealthcheckListingAdmin(ReadOnlyAdmin[HealthcheckListing]):
+    """Show customers' own listings and their free-tier quote checks; they are written through the API."""
+
+    list_display = [
+        "healthcheck",
+        "namespace",
+        "pricing_url",
+        "quote_found_at",
+        "quote_checked_at",
+        "quote_problem",
+    ]
+    search_fields = ["namespace", "healthcheck__name"]
+    list_select_related = ["healthcheck"]
