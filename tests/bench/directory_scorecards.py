@@ -36,36 +36,18 @@ import django
 
 django.setup()
 
+from directory_probes import store_probe_history  # noqa: E402  (the sibling bench's probe history)
 from django.db import connection, transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from directory.models import (  # noqa: E402
     Listing,
-    ListingProbeHour,
-    ListingProbeState,
     ListingRemote,
     ListingScorecard,
-    ListingToolChange,
-    ListingToolList,
     RepositoryLicence,
 )
-from directory.probing import stored_tools  # noqa: E402
 from directory.services import scorecards_recompute  # noqa: E402
-from probes.mcp import tool_details_digest, tool_digest  # noqa: E402
-from probes.types import ToolInfo  # noqa: E402
-
-TOOLS = tuple(
-    ToolInfo(
-        f"tool_{n}",
-        ("q",),
-        f"Tool number {n}, described at length.",
-        '{"type":"object","properties":{"q":{"type":"string","description":"words"}}}',
-        True,
-        None,
-    )
-    for n in range(3)
-)
 
 WORDS = ("weather", "notes", "search", "files", "calendar", "tickets", "maps", "mail", "docs", "crm")
 
@@ -152,67 +134,14 @@ def build(listings: int, days: int) -> str:
 
 
 def build_probe_evidence(now: datetime, days: int) -> None:
-    """Store what directory probing keeps of every remote listing: its latest attempt, tool list and hourly counts.
+    """Store what directory probing keeps of every remote listing, as tests/bench/directory_probes.py does.
 
-    As tests/bench/directory_probes.py does: a successful latest probe, a three-tool list, a tool
-    removal for one in ten, and ``days`` of hourly counts at one probe per 30 minutes (two an hour,
-    one in fifty hours with a failure), so the recompute judges checks 1–16 from real rows.
+    Latencies spread over 180–1,080 ms, so the listings rank apart.
     """
     ids = list(
         Listing.objects.filter(is_latest=True, remotes__isnull=False).distinct().values_list("pk", flat=True)
     )
-    ListingProbeState.objects.bulk_create(
-        [
-            ListingProbeState(
-                listing_id=lid,
-                next_probe_at=now,
-                url=f"https://s{lid}.bench.example/mcp",
-                probed_at=now,
-                tool_count=3,
-                total_ms=180.0 + lid % 900,
-                protocol="2025-06-18",
-                server_name="bench",
-                listed_at=now,
-                tool_digest=tool_digest(TOOLS),
-                tool_details_digest=tool_details_digest(TOOLS),
-            )
-            for lid in ids
-        ],
-        batch_size=5000,
-    )
-    ListingToolList.objects.bulk_create(
-        [
-            ListingToolList(
-                listing_id=lid,
-                digest=tool_details_digest(TOOLS),
-                tools=stored_tools(TOOLS),
-                tool_count=3,
-                current_since=now,
-            )
-            for lid in ids
-        ],
-        batch_size=2000,
-    )
-    ListingToolChange.objects.bulk_create(
-        [
-            ListingToolChange(listing_id=lid, at=now - timedelta(days=3), removed=["old"], removed_count=1)
-            for lid in ids[::10]
-        ],
-        batch_size=5000,
-    )
-    if connection.vendor != "postgresql":
-        return  # the hourly counts are made by one PostgreSQL statement
-    top = now.replace(minute=0, second=0, microsecond=0)
-    table = ListingProbeHour._meta.db_table
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (listing_id, hour, attempts, successes, successes_1s, successes_3s, skipped) "
-            "SELECT l, %s - make_interval(hours => h), 2, 2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), "
-            "2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), 2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), 0 "
-            "FROM unnest(%s::bigint[]) AS l, generate_series(0, %s) AS h",
-            [top, ids, days * 24 - 1],
-        )
-        cursor.execute(f"ANALYZE {table}")
+    store_probe_history(ids, now=now, days=days, total_ms=lambda lid: 180.0 + lid % 900)
 
 
 def _later_page() -> int:
