@@ -25,11 +25,12 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 
-from directory.robots import RobotsCache, RobotsRules
+from directory.robots import RobotsCache
 from probes import __version__
 from probes.checks.mcp import parse_mcp_config
 from probes.config import ConfigError
 from probes.connection import host_of
+from probes.robots import RobotsRules
 from probes.runner import ProbeEnv, crashed_outcome, run_check, utc_now
 from probes.types import ProbeOutcome, ToolInfo
 

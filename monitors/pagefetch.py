@@ -6,7 +6,7 @@ passes the address guard (``probes.netguard``) unless ``allow_private``, and the
 the address that was checked. On top of that, what a polite crawler does:
 
 - it names itself (:data:`USER_AGENT`, with a contact URL) and asks robots.txt first, honouring
-  ``Disallow`` for that User-Agent per RFC 9309 (protego; an unreadable or missing robots.txt
+  ``Disallow`` for that User-Agent per RFC 9309 (``probes.robots``; an unreadable or missing robots.txt
   allows, a 5xx one disallows, as the RFC says);
 - it follows at most :data:`MAX_REDIRECTS` redirects and only on the same host (``www.`` added
   or dropped allowed) and never from https to http, each new URL asked of robots.txt again;
@@ -26,21 +26,18 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
-from protego import Protego
 
 from monitors.quotes import MAX_PAGE_BYTES
 from probes import __version__, wire
 from probes.connection import REDIRECT_STATUSES, CheckFailed, Connection, host_of
+from probes.robots import MAX_ROBOTS_BYTES, RobotsRules
 from probes.runner import default_ssl_context
 from probes.types import FailureKind
 
 USER_AGENT = (
     f"Uptimy/{__version__} (+https://uptimy.example/bot; free-tier quote check; at most daily per page)"
 )
-# The token robots.txt groups are matched against.
-ROBOTS_AGENT = "Uptimy"
 MAX_REDIRECTS = 3
-MAX_ROBOTS_BYTES = 512 * 1024
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9"
 
 T = TypeVar("T")
@@ -116,8 +113,7 @@ async def _robots_allow(conn: Connection, url: httpx.URL) -> bool:
             return False  # "unreachable": assume complete disallow
         if status != 200:
             return True  # "unavailable" (4xx): no rules
-        rules = Protego.parse(body.decode("utf-8", "replace"))
-        return bool(rules.can_fetch(str(url), ROBOTS_AGENT))
+        return RobotsRules(body.decode("utf-8", "replace")).allows(str(url))
     return True
 
 

@@ -7,9 +7,11 @@ Thin like the rest of the app: each form goes through the owners' API serializer
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from django.contrib import messages
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Model, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -33,6 +35,8 @@ from statuspages.models import Component, ComponentGroup, PublishedIncident, Sta
 from web.access import Seat, member_view
 from web.api_errors import field_errors
 from web.confirm import confirm_delete
+
+_Row = TypeVar("_Row", bound=Model)
 
 PAGE_FIELDS = ("slug", "title", "description", "time_zone", "access", "password")
 # The settings only a page that exists has: its logo, its own domain (verified by DNS), drafted incidents.
@@ -300,11 +304,16 @@ def incident_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
     return redirect("web:status-page", public_id=page.public_id)
 
 
-def _incident(page: StatusPage, incident_id: str) -> PublishedIncident:
+def _on_page(rows: QuerySet[_Row], page: StatusPage, public_id: str, noun: str) -> _Row:
+    """Return the page's row of ``rows`` with ``public_id``; another page's (or none, or a bad id) is a 404."""
     try:
-        return PublishedIncident.with_drafts.get(page=page, public_id=incident_id)
-    except (PublishedIncident.DoesNotExist, ValueError):
-        raise Http404("No such incident.") from None
+        return rows.get(page=page, public_id=public_id)
+    except (ObjectDoesNotExist, ValueError):
+        raise Http404(f"No such {noun}.") from None
+
+
+def _incident(page: StatusPage, incident_id: str) -> PublishedIncident:
+    return _on_page(PublishedIncident.with_drafts.all(), page, incident_id, "incident")
 
 
 @require_POST
@@ -345,10 +354,7 @@ def incident_publish(request: HttpRequest, seat: Seat, public_id: str, incident_
 
 
 def _component(page: StatusPage, component_id: str) -> Component:
-    try:
-        return Component.objects.select_related("healthcheck").get(page=page, public_id=component_id)
-    except (Component.DoesNotExist, ValueError):
-        raise Http404("No such component.") from None
+    return _on_page(Component.objects.select_related("healthcheck"), page, component_id, "component")
 
 
 COMPONENT_TEXT_FIELDS = ("healthcheck", "display_name", "description", "group", "position")
@@ -496,10 +502,7 @@ def group_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
 def group_remove(request: HttpRequest, seat: Seat, public_id: str, group_id: str) -> HttpResponse:
     """Remove a group; its components stay on the page, ungrouped."""
     page = _page(seat, public_id)
-    try:
-        group = ComponentGroup.objects.get(page=page, public_id=group_id)
-    except (ComponentGroup.DoesNotExist, ValueError):
-        raise Http404("No such group.") from None
+    group = _on_page(ComponentGroup.objects.all(), page, group_id, "group")
     page_services.group_delete(group=group)
     messages.success(request, f"Removed the group {group.name}; its components stay on the page.")
     return redirect("web:status-page", public_id=page.public_id)
@@ -548,10 +551,7 @@ def subscriber_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResp
 @member_view()
 def subscriber_remove(request: HttpRequest, seat: Seat, public_id: str, subscriber_id: str) -> HttpResponse:
     page = _page(seat, public_id)
-    try:
-        subscriber = Subscriber.objects.get(page=page, public_id=subscriber_id)
-    except (Subscriber.DoesNotExist, ValueError):
-        raise Http404("No such subscriber.") from None
+    subscriber = _on_page(Subscriber.objects.all(), page, subscriber_id, "subscriber")
     page_services.subscriber_delete(subscriber=subscriber)
     messages.success(
         request, f"Removed {subscriber.email or subscriber.url_shown}; it hears of nothing more."

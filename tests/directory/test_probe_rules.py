@@ -8,7 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from directory.probing import HostPacer, next_probe_at, next_start, probe_offset
-from directory.robots import RobotsRules, applied_delay, origin_key, robots_url
+from directory.robots import origin_key
+from probes.robots import RobotsRules, applied_delay, robots_url
 
 MCP = "https://mcp.example.com/mcp"
 

@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from directory.robots import MAX_ROBOTS_BYTES, UNANSWERED, RobotsCache, RobotsRules, fetch_robots
+from directory.robots import UNANSWERED, RobotsCache, fetch_robots
+from probes.robots import MAX_ROBOTS_BYTES, RobotsRules
 from tests.directory.probe_support import ENV, Reply, Site, serve
 
 
