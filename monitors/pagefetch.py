@@ -20,10 +20,7 @@ the host, not the query.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 import httpx
 
@@ -31,7 +28,7 @@ from monitors.quotes import MAX_PAGE_BYTES
 from probes import __version__, wire
 from probes.connection import REDIRECT_STATUSES, CheckFailed, Connection, host_of
 from probes.robots import MAX_ROBOTS_BYTES, RobotsRules
-from probes.runner import default_ssl_context
+from probes.runner import default_ssl_context, run_sync
 from probes.types import FailureKind
 
 USER_AGENT = (
@@ -39,8 +36,6 @@ USER_AGENT = (
 )
 MAX_REDIRECTS = 3
 ACCEPT = "text/html,application/xhtml+xml,text/plain;q=0.9"
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,17 +191,8 @@ def fetch_page(
     max_bytes: int = MAX_PAGE_BYTES,
 ) -> Page | FetchFailed:
     """Fetch ``url`` from synchronous code (a thread of its own when an event loop runs here)."""
-    return _run_sync(
+    return run_sync(
         lambda: fetch_page_async(
             url, timeout=timeout, allow_private=allow_private, nameservers=nameservers, max_bytes=max_bytes
         )
     )
-
-
-def _run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(factory())
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(factory())).result()

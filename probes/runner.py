@@ -10,12 +10,13 @@ batch still reports.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import functools
 import logging
 import ssl
 import traceback
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -48,6 +49,7 @@ def user_agent(region: str | None = None) -> str:
     return USER_AGENT.replace("; monitor;", f"; monitor; region {slug or 'unnamed'};", 1)
 
 
+T = TypeVar("T")
 K = TypeVar("K")
 
 
@@ -166,6 +168,20 @@ async def run_batch(
         async for finished in stream:
             outcomes[finished.key] = finished.outcome
     return [(key, outcomes[index]) for index, (key, _) in enumerate(items)]
+
+
+def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run the coroutine ``factory`` makes to its end from synchronous code, on a fresh event loop.
+
+    The loop runs on a thread of its own when the caller's thread already runs one (a view under
+    ASGI's thread-sensitive executor may): asyncio.run refuses to nest.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(factory())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(factory())).result()
 
 
 def run_check_sync(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:

@@ -11,7 +11,6 @@ deadline for DNS, connect, TLS and the answer, and at most ``MAX_DOCUMENT_BYTES`
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import ssl
 from dataclasses import dataclass
 
@@ -19,6 +18,7 @@ import httpx
 
 from probes import wire
 from probes.connection import CheckFailed, Connection, media_type
+from probes.runner import run_sync
 from probes.types import FailureKind
 from signin.client_metadata import MAX_DOCUMENT_BYTES, ClientMetadataRefused, RefusalReason
 
@@ -47,23 +47,15 @@ def fetch_document(
     Runs its own event loop (on a thread of its own when the caller already runs one).
     """
 
-    def run() -> FetchedDocument:
-        return asyncio.run(
-            _fetch(
-                url,
-                allow_private=allow_private,
-                ssl_context=ssl_context,
-                timeout=timeout,
-                nameservers=nameservers,
-            )
+    return run_sync(
+        lambda: _fetch(
+            url,
+            allow_private=allow_private,
+            ssl_context=ssl_context,
+            timeout=timeout,
+            nameservers=nameservers,
         )
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return run()
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(run).result()
+    )
 
 
 async def _fetch(
