@@ -270,13 +270,24 @@ def uptime_of(*, healthcheck: Healthcheck, start: datetime, end: datetime) -> Up
     per_region: dict[str, list[tuple[int, int, int, list[list[int]]]]] = {}
     for slug, runs, failures, degraded, histogram in rollups:
         per_region.setdefault(slug, []).append((runs, failures, degraded, histogram))
-    everything = [row for rows in per_region.values() for row in rows]
+    # Each region's rows summed once; the overall figures sum those sums (a few rows, not every hour again).
+    summed = {slug: _summed(rows) for slug, rows in sorted(per_region.items())}
     return {
         "from": start,
         "to": end,
-        "overall": _figures(everything),
-        "regions": {slug: _figures(rows) for slug, rows in sorted(per_region.items())},
+        "overall": _figures(_summed(list(summed.values()))),
+        "regions": {slug: _figures(row) for slug, row in summed.items()},
     }
+
+
+def _summed(rows: list[tuple[int, int, int, list[list[int]]]]) -> tuple[int, int, int, list[list[int]]]:
+    """Return rollup rows as one: runs, failures and degraded added, histograms merged."""
+    return (
+        sum(row[0] for row in rows),
+        sum(row[1] for row in rows),
+        sum(row[2] for row in rows),
+        latency.merge(row[3] for row in rows),
+    )
 
 
 def uptimes_of(*, healthcheck_ids: Iterable[int], start: datetime, end: datetime) -> dict[int, float | None]:
@@ -300,14 +311,12 @@ def uptimes_of(*, healthcheck_ids: Iterable[int], start: datetime, end: datetime
     return {hc_id: (runs - failures) / runs if runs else None for hc_id, runs, failures in sums}
 
 
-def _figures(rows: list[tuple[int, int, int, list[list[int]]]]) -> UptimeFigures:
-    runs = sum(row[0] for row in rows)
-    failures = sum(row[1] for row in rows)
-    histogram = latency.merge(row[3] for row in rows)
+def _figures(row: tuple[int, int, int, list[list[int]]]) -> UptimeFigures:
+    runs, failures, degraded, histogram = row
     return {
         "runs": runs,
         "failures": failures,
-        "degraded": sum(row[2] for row in rows),
+        "degraded": degraded,
         "uptime": (runs - failures) / runs if runs else None,
         "p50_ms": latency.percentile(histogram, 0.5),
         "p95_ms": latency.percentile(histogram, 0.95),
