@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from probes.jsonrpc import JsonTooDeep, read_json
+
 # GitHub's own rules: an owner is letters, digits and single hyphens; a repository name letters,
 # digits, '.', '_' and '-'.
 OWNER = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
@@ -65,6 +67,17 @@ def _rate_limited(response: httpx.Response) -> bool:
     )
 
 
+def _capped(response: httpx.Response) -> bytes | None:
+    """Return the answer's body, or None once it passes MAX_BODY (read no further)."""
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 @dataclass
 class GitHubClient:
     """Ask GitHub's REST API about repositories, one request at a time, as a named client."""
@@ -85,28 +98,35 @@ class GitHubClient:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         try:
-            with httpx.Client(
-                base_url=self.base_url.rstrip("/"),
-                headers=headers,
-                timeout=self.timeout,
-                transport=self.transport,
-                follow_redirects=False,
-            ) as client:
-                response = client.get(f"/repos/{owner}/{repo}")
+            with (
+                httpx.Client(
+                    base_url=self.base_url.rstrip("/"),
+                    headers=headers,
+                    timeout=self.timeout,
+                    transport=self.transport,
+                    follow_redirects=False,
+                ) as client,
+                client.stream("GET", f"/repos/{owner}/{repo}") as response,
+            ):
+                if _rate_limited(response):
+                    return LicenceAnswer(
+                        AnswerStatus.RATE_LIMITED, reason=f"GitHub answered HTTP {response.status_code}"
+                    )
+                if response.status_code != 200:
+                    return LicenceAnswer(
+                        AnswerStatus.FAILED, reason=f"GitHub answered HTTP {response.status_code}"
+                    )
+                content = _capped(response)
         except httpx.HTTPError as error:
             return LicenceAnswer(
                 AnswerStatus.FAILED, reason=f"GitHub could not be reached: {type(error).__name__}"
             )
-        if _rate_limited(response):
-            return LicenceAnswer(
-                AnswerStatus.RATE_LIMITED, reason=f"GitHub answered HTTP {response.status_code}"
-            )
-        if response.status_code != 200:
-            return LicenceAnswer(AnswerStatus.FAILED, reason=f"GitHub answered HTTP {response.status_code}")
-        if len(response.content) > MAX_BODY:
+        if content is None:
             return LicenceAnswer(AnswerStatus.FAILED, reason="GitHub's answer is too large")
         try:
-            body: Any = response.json()
+            body: Any = read_json(content)
+        except JsonTooDeep:
+            return LicenceAnswer(AnswerStatus.FAILED, reason="GitHub's answer nests too deep")
         except ValueError:
             return LicenceAnswer(AnswerStatus.FAILED, reason="GitHub's answer is not JSON")
         if not isinstance(body, dict):

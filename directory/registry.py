@@ -11,7 +11,6 @@ official metadata under ``_meta["io.modelcontextprotocol.registry/official"]``).
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -23,6 +22,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+
+from probes.jsonrpc import MAX_JSON_DEPTH, JsonTooDeep, read_json
 
 OFFICIAL_META = "io.modelcontextprotocol.registry/official"
 SERVERS_PATH = "/v0.1/servers"
@@ -454,7 +455,9 @@ class RegistryClient:
             except httpx.HTTPError as error:
                 raise RegistryError(f"The registry could not be reached: {error}") from error
             try:
-                return json.loads(body)
+                return read_json(body)
+            except JsonTooDeep:
+                raise RegistryError(f"The page nests deeper than {MAX_JSON_DEPTH} levels") from None
             except ValueError:
                 raise RegistryError("The page is not JSON") from None
         raise RegistryError(f"Still rate-limited (HTTP 429) after {self.max_rate_limited} waits")

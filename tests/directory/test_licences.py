@@ -71,6 +71,14 @@ def test_a_github_repository_is_read_from_its_url(url, repository):
             LicenceAnswer(AnswerStatus.FAILED, None, "GitHub answered HTTP 403"),
         ),
         (Answer(200, b"<html>"), LicenceAnswer(AnswerStatus.FAILED, None, "GitHub's answer is not JSON")),
+        (
+            Answer(200, b"[" * 200_000 + b"]" * 200_000),
+            LicenceAnswer(AnswerStatus.FAILED, None, "GitHub's answer nests too deep"),
+        ),
+        (
+            Answer(200, b'{"license": null, "pad": "' + b"x" * (2 * 1024 * 1024) + b'"}'),
+            LicenceAnswer(AnswerStatus.FAILED, None, "GitHub's answer is too large"),
+        ),
         (Answer.json([]), LicenceAnswer(AnswerStatus.FAILED, None, "GitHub's answer is not an object")),
         (
             Answer.json({"license": "MIT"}),

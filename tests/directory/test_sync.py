@@ -269,6 +269,17 @@ def test_an_oversized_page_is_refused(registry):
     assert report.error == "The page is larger than 1000 bytes"
 
 
+def test_a_page_nested_200_000_deep_is_refused_and_keeps_the_mark(registry, client):
+    full_sync(registry, client)
+    mark = RegistrySync.objects.get().updated_since
+    registry.serve(Answer(200, b"[" * 200_000 + b"]" * 200_000, (("Content-Type", "application/json"),)))
+
+    report = registry_sync(client=client, full=False, now=NOW)
+
+    assert report.error == "The page nests deeper than 64 levels"
+    assert RegistrySync.objects.get().updated_since == mark
+
+
 def test_an_unreachable_registry_is_an_error():
     closed = RegistryClient(base_url="http://127.0.0.1:9", user_agent="t", timeout=2.0)
 
