@@ -109,14 +109,28 @@ def test_the_tree_keeps_every_contract(tree):
     ("module", "statement", "contracts"),
     [
         # The channel senders, the page renderers, the webhook sender, the uptime maths, the quote
-        # fetcher and uptimyctl stand on the engine's types: an impure engine makes them impure too.
+        # fetcher, the directory's clients (read_json), the client metadata fetch and uptimyctl
+        # stand on the engine: an impure engine makes them impure too.
         (
             "probes/types.py",
             "import django.conf",
-            [PURE, CHANNELS, PAGES, WEBHOOKS, UPTIME, SCORECARD, QUOTES, REPORTS, SIGNIN_METADATA, CTL],
+            [
+                PURE,
+                CHANNELS,
+                PAGES,
+                WEBHOOKS,
+                UPTIME,
+                SCORECARD,
+                QUOTES,
+                REPORTS,
+                SIGNIN_METADATA,
+                CTL,
+                REGISTRY,
+            ],
         ),
-        # monitors brings Django with it: the engine breaks its contracts and the quote fetcher's.
-        ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS, QUOTES]),
+        # monitors brings Django with it: the engine breaks its contracts, the quote fetcher's and
+        # the client metadata fetch's (both run their fetch with probes.runner.run_sync).
+        ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS, QUOTES, SIGNIN_METADATA]),
         # The uptime maths reads the rules' default quorum: an impure rule makes it impure too.
         ("monitors/rules.py", "import uptimy.celery", [FLOORS, UPTIME, REPORTS]),
         ("monitors/selectors.py", "import alerts", [FLOORS]),
