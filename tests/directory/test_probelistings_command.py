@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from django.core.cache import cache
 from django.core.management import call_command
 
 from directory import sync
@@ -45,6 +46,33 @@ def test_one_round_probes_the_due_listings_up_to_the_limit(settings, monkeypatch
     ]
     assert ListingProbeState.objects.filter(probed_at__isnull=False).count() == 3
     assert {seen.user_agent for seen in site.seen} == {USER_AGENT}
+
+
+@pytest.mark.django_db
+def test_a_round_claims_nothing_while_another_round_holds_the_probes(settings, monkeypatch):
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+    monkeypatch.setattr(sync, "_robots", None)
+    with serve(Site(replies={}), "127.0.0.1") as (url,):
+        listing("com.example/s", f"{url}/mcp")
+        out = io.StringIO()
+
+        with sync.probe_round_lease(10) as held:
+            call_command("probelistings", "--once", stdout=out)
+        call_command("probelistings", "--once", stdout=out)
+
+    assert held
+    assert out.getvalue().splitlines() == [
+        "Another probe round is still running; this one probed nothing",
+        "1 listings probed (0 listed tools), 0 skipped by robots.txt or their URL, 0 old rows pruned",
+    ]
+
+
+def test_a_round_leaves_the_lease_of_the_round_that_took_over_after_its_own_expired():
+    with sync.probe_round_lease(10):
+        cache.set(sync.PROBE_ROUND_KEY, "the next round's", timeout=60)
+
+    assert cache.get(sync.PROBE_ROUND_KEY) == "the next round's"
+    cache.delete(sync.PROBE_ROUND_KEY)
 
 
 def test_the_probes_user_agent_names_uptimy_and_the_directory():

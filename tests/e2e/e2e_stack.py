@@ -25,7 +25,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -47,6 +46,27 @@ INTERVAL = 5  # seconds between slots; the e2e plan allows it (the seeded paid p
 VISIBILITY_TIMEOUT = 10  # seconds before Redis hands a dead worker's message to another
 SLOW_SECONDS = 3.0  # how long the slow server holds each tools/list
 START_TIMEOUT = 30.0
+
+# Every claim, logged by a trigger: only a claim moves next_check_at forward (claim_due), and the
+# slot it claimed is one interval back. Claiming drops a slot the dispatcher was too late for, so
+# the slots between a check's first and its next_check_at are not all claimed; this table says
+# which were.
+CLAIM_LOG = """
+CREATE TABLE test_claim (
+    healthcheck_id bigint NOT NULL,
+    slot timestamptz NOT NULL,
+    claimed_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE FUNCTION test_log_claim() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO test_claim (healthcheck_id, slot)
+    VALUES (NEW.id, NEW.next_check_at - make_interval(secs => NEW.interval_seconds));
+    RETURN NULL;
+END $$;
+CREATE TRIGGER test_log_claim AFTER UPDATE OF next_check_at ON monitors_healthcheck
+    FOR EACH ROW WHEN (NEW.next_check_at > OLD.next_check_at) EXECUTE FUNCTION test_log_claim();
+"""
+
 T = TypeVar("T")
 S = TypeVar("S", bound="Service")
 
@@ -71,7 +91,7 @@ for item in json.loads(os.environ["E2E_SPEC"]):
         now=timezone.now(), interval_seconds=item["interval"], region_slugs=item["regions"],
         rules=item["rules"],
     )
-    created.append([hc.id, hc.next_check_at.isoformat()])
+    created.append(hc.id)
 print(json.dumps(created))
 """
 
@@ -246,7 +266,6 @@ class Stack:
             "PYTHONUNBUFFERED": "1",
         }
         self.services: dict[str, Service] = {}
-        self.first_slots: dict[int, datetime] = {}
         self._db: psycopg.Connection[Any] | None = None
         self._db_created = False
         # Set when a test failed (or by UPTIMY_E2E_KEEP_LOGS=1): the tmp dir stays for a look.
@@ -325,6 +344,7 @@ class Stack:
         for name in ("redis", "mcp", "mcp-slow"):
             self.services[name].start()
         self.manage("migrate", "--noinput")
+        self.execute(CLAIM_LOG)
         for name in ("redis", "mcp", "mcp-slow"):
             self.services[name].wait_ready()
         for service in [self.beat, *self.workers.values()]:
@@ -389,15 +409,21 @@ class Stack:
             for index in range(count)
         ]
         out = self.manage("shell", "-c", CREATE_HEALTHCHECKS, env={"E2E_SPEC": json.dumps(spec)})
-        created = json.loads(out.strip().splitlines()[-1])
-        for hc_id, first_slot in created:
-            self.first_slots[hc_id] = datetime.fromisoformat(first_slot)
-        return [hc_id for hc_id, _ in created]
+        return list(json.loads(out.strip().splitlines()[-1]))
 
     def send_batches(self, batches: list[tuple[str, list[list[Any]]]]) -> list[str]:
         """Queue run_batch messages ``(region, [[healthcheck_id, slot_iso, attempt], ...])``; return task ids."""
         out = self.manage("shell", "-c", SEND_BATCHES, env={"E2E_BATCHES": json.dumps(batches)})
         return list(json.loads(out.strip().splitlines()[-1]))
+
+    def execute(self, statement: str) -> None:
+        """Run statements that return no rows (DDL) against the e2e database."""
+        with psycopg.connect(self.db_url, autocommit=True) as conn:
+            conn.execute(statement)  # type: ignore[arg-type]
+
+    def claims(self) -> list[Any]:
+        """Return every claim so far: ``hc`` (healthcheck id), ``slot`` and ``claimed_at``."""
+        return self.query("SELECT healthcheck_id AS hc, slot, claimed_at FROM test_claim ORDER BY claimed_at")
 
     def query(self, query: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         """Run one statement against the e2e database; rows are named tuples."""
@@ -407,7 +433,9 @@ class Stack:
 
     # --- waiting and reporting ---------------------------------------------------------
 
-    def wait_for(self, what: str, predicate: Callable[[], T], timeout: float) -> T:
+    def wait_for(
+        self, what: str, predicate: Callable[[], T], timeout: float, explain: Callable[[], str] = lambda: ""
+    ) -> T:
         """Poll ``predicate`` until it returns something true; fail after ``timeout`` or if a process died.
 
         A failing e2e test gets the tails of every process log in its report (tests/e2e/conftest.py).
@@ -419,7 +447,7 @@ class Stack:
             if value:
                 return value
             if time.monotonic() > deadline:
-                raise AssertionError(f"timed out after {timeout:.0f}s waiting until {what}")
+                raise AssertionError(f"timed out after {timeout:.0f}s waiting until {what}{explain()}")
             time.sleep(0.2)
 
     def supervise(self, what: str) -> None:

@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 
 import psycopg
 import pytest
-from e2e_stack import Service
+from e2e_stack import CLAIM_LOG, Service
 from psycopg.rows import namedtuple_row
 
 from tests.conftest import PrivatePostgres
@@ -72,23 +72,6 @@ ids = [
 first = first_slot_at_or_after(now + timedelta(seconds=1), interval_seconds=spec["interval"], offset=0)
 Healthcheck.objects.filter(id__in=ids).update(slot_offset=0, next_check_at=first)
 print(json.dumps(ids))
-"""
-
-# Only a claim moves next_check_at forward (claim_due); the slot it claimed is one interval back.
-LOG_CLAIMS = """
-CREATE TABLE test_claim (
-    healthcheck_id bigint NOT NULL,
-    slot timestamptz NOT NULL,
-    claimed_at timestamptz NOT NULL DEFAULT clock_timestamp()
-);
-CREATE FUNCTION test_log_claim() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    INSERT INTO test_claim (healthcheck_id, slot)
-    VALUES (NEW.id, NEW.next_check_at - make_interval(secs => NEW.interval_seconds));
-    RETURN NULL;
-END $$;
-CREATE TRIGGER test_log_claim AFTER UPDATE OF next_check_at ON monitors_healthcheck
-    FOR EACH ROW WHEN (NEW.next_check_at > OLD.next_check_at) EXECUTE FUNCTION test_log_claim();
 """
 
 # What monitors.worker.embedded logs when a batch meets no database (and will run again later).
@@ -245,7 +228,7 @@ def test_a_postgresql_restart_mid_batch_loses_no_claimed_slot_and_records_none_t
     out = manage({**env, "RESTART_SPEC": json.dumps(spec)}, "shell", "-c", CREATE_CHECKS)
     ids = json.loads(out.strip().splitlines()[-1])
     regions = [row.slug for row in query(database_url, "SELECT slug FROM monitors_region WHERE enabled")]
-    execute(database_url, LOG_CLAIMS)
+    execute(database_url, CLAIM_LOG)
 
     worker = Service(
         "runprobes",

@@ -38,6 +38,9 @@ class Command(BaseCommand):
                 return
 
     def _say(self, report: ProbeReport) -> None:
+        if report.overlapped:
+            self.stdout.write("Another probe round is still running; this one probed nothing")
+            return
         self.stdout.write(
             f"{report.probed} listings probed ({report.listed} listed tools), "
             f"{report.skipped} skipped by robots.txt or their URL, {report.pruned} old rows pruned"
