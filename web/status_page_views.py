@@ -370,7 +370,11 @@ def incident_delete(request: HttpRequest, seat: Seat, public_id: str, incident_i
         request,
         seat,
         name=incident.title,
-        consequence=f"It leaves /s/{page.slug}/ and its history, with every update it had.",
+        consequence=(
+            "The draft goes with its updates; no reader ever saw it."
+            if incident.draft
+            else f"It leaves /s/{page.slug}/ and its history, with every update it had."
+        ),
         delete=lambda: page_services.incident_delete(incident=incident),
         done=f"Deleted the incident {incident.title}.",
         done_url=back,

@@ -319,6 +319,20 @@ def test_delete_asks_then_deletes_the_incident(owner, page, incident):
     assert "Search is slow" not in Client().get("/s/docs-status/").content.decode()
 
 
+@pytest.mark.parametrize(
+    ("draft", "consequence"),
+    [
+        (False, "It leaves /s/docs-status/ and its history, with every update it had."),
+        (True, "The draft goes with its updates; no reader ever saw it."),
+    ],
+)
+def test_the_delete_confirmation_says_what_leaves_the_page(owner, page, draft, consequence):
+    incident = incident_create(
+        page=page, changes={"title": "T", "draft": draft}, body="x", now=page.created_at
+    )
+    assert consequence in owner.get(url(page, f"incidents/{incident.public_id}/delete/")).content.decode()
+
+
 def test_delete_asks_then_deletes_one_update_and_the_incident_keeps_its_status(owner, page, incident):
     later = incident_update_add(
         incident=incident, status="monitoring", body="A fix is out.", now=timezone.now()
