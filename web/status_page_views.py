@@ -7,6 +7,7 @@ Thin like the rest of the app: each form goes through the owners' API serializer
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC
 from typing import Any, TypeVar
 
 from django.contrib import messages
@@ -16,6 +17,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.text import Truncator
 from django.views.decorators.http import require_http_methods, require_POST
 
 from monitors import selectors
@@ -31,7 +33,14 @@ from statuspages.api.serializers import (
     SubscriberSerializer,
 )
 from statuspages.dns import txt_records
-from statuspages.models import Component, ComponentGroup, PublishedIncident, StatusPage, Subscriber
+from statuspages.models import (
+    Component,
+    ComponentGroup,
+    IncidentUpdate,
+    PublishedIncident,
+    StatusPage,
+    Subscriber,
+)
 from web.access import Seat, member_view
 from web.api_errors import field_errors
 from web.confirm import confirm_delete
@@ -157,6 +166,8 @@ def _detail(
         "statuses": STATUSES,
         "form": form,
         "update_for": form.removeprefix("update-") if form.startswith("update-") else "",
+        "edit_for": form.removeprefix("edit-") if form.startswith("edit-") else "",
+        "group_edit_for": form.removeprefix("group-edit-") if form.startswith("group-edit-") else "",
         "settings": values if form == "settings" and values else settings_values,
         "values": values or {},
         "errors": errors or {},
@@ -304,16 +315,99 @@ def incident_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
     return redirect("web:status-page", public_id=page.public_id)
 
 
-def _on_page(rows: QuerySet[_Row], page: StatusPage, public_id: str, noun: str) -> _Row:
-    """Return the page's row of ``rows`` with ``public_id``; another page's (or none, or a bad id) is a 404."""
+def _one(rows: QuerySet[_Row], public_id: str, noun: str) -> _Row:
+    """Return the row of ``rows`` with ``public_id``; one outside ``rows`` (or none, or a bad id) is a 404."""
     try:
-        return rows.get(page=page, public_id=public_id)
+        return rows.get(public_id=public_id)
     except (ObjectDoesNotExist, ValueError):
         raise Http404(f"No such {noun}.") from None
 
 
+def _on_page(rows: QuerySet[_Row], page: StatusPage, public_id: str, noun: str) -> _Row:
+    """Return the page's row of ``rows`` with ``public_id``; another page's (or none, or a bad id) is a 404."""
+    return _one(rows.filter(page=page), public_id, noun)
+
+
 def _incident(page: StatusPage, incident_id: str) -> PublishedIncident:
     return _on_page(PublishedIncident.with_drafts.all(), page, incident_id, "incident")
+
+
+@require_POST
+@member_view()
+def incident_edit(request: HttpRequest, seat: Seat, public_id: str, incident_id: str) -> HttpResponse:
+    """Change an incident's title, impact and affected components as ``PATCH …/incidents/{id}/`` does.
+
+    Its status changes through an update, whose words the subscribers hear, so the form offers none;
+    no box ticked means no component is affected.
+    """
+    page = _page(seat, public_id)
+    incident = _incident(page, incident_id)
+    values: dict[str, Any] = _typed(request.POST, ("title", "impact"))
+    values["components"] = request.POST.getlist("components")
+    serializer = PublishedIncidentSerializer(incident, data=values, partial=True)
+    errors = {} if serializer.is_valid() else field_errors(serializer.errors)
+    if not errors:
+        try:
+            page_services.incident_update(
+                incident=incident, changes=serializer.validated_data, now=timezone.now()
+            )
+        except ServiceError as refused:
+            errors = {refused.field: [refused.message]}
+    if errors:
+        return _detail(request, seat, page, form=f"edit-{incident.public_id}", values=values, errors=errors)
+    messages.success(request, f"Saved {incident.title}.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def incident_delete(request: HttpRequest, seat: Seat, public_id: str, incident_id: str) -> HttpResponse:
+    """Ask to confirm (GET), then delete the incident with its updates (POST)."""
+    page = _page(seat, public_id)
+    incident = _incident(page, incident_id)
+    back = reverse("web:status-page", kwargs={"public_id": page.public_id})
+    return confirm_delete(
+        request,
+        seat,
+        name=incident.title,
+        consequence=(
+            "The draft goes with its updates; no reader ever saw it."
+            if incident.draft
+            else f"It leaves /s/{page.slug}/ and its history, with every update it had."
+        ),
+        delete=lambda: page_services.incident_delete(incident=incident),
+        done=f"Deleted the incident {incident.title}.",
+        done_url=back,
+        back_url=back,
+    )
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def incident_update_delete(
+    request: HttpRequest, seat: Seat, public_id: str, incident_id: str, update_id: str
+) -> HttpResponse:
+    """Ask to confirm (GET), then delete one of an incident's updates (POST); the incident keeps its status."""
+    page = _page(seat, public_id)
+    incident = _incident(page, incident_id)
+    update = _one(
+        IncidentUpdate.objects.filter(incident=incident).select_related("incident"), update_id, "update"
+    )
+    back = reverse("web:status-page", kwargs={"public_id": page.public_id})
+    when = f"{update.created_at.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    return confirm_delete(
+        request,
+        seat,
+        name=f"the update of {when} on {incident.title}",
+        consequence=(
+            f"“{Truncator(update.body).chars(80)}” leaves the incident's timeline; "
+            f"the incident stays {incident.status}."
+        ),
+        delete=lambda: page_services.incident_update_delete(update=update),
+        done=f"Deleted the update of {when} on {incident.title}.",
+        done_url=back,
+        back_url=back,
+    )
 
 
 @require_POST
@@ -484,9 +578,7 @@ def group_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Add a group (a heading components are shown under) to the page."""
     page = _page(seat, public_id)
     values = _typed(request.POST, ("name", "position"))
-    serializer = ComponentGroupSerializer(
-        data={key: value for key, value in values.items() if value or key == "name"}
-    )
+    serializer = ComponentGroupSerializer(data=_group_body(values))
     if not serializer.is_valid():
         return _detail(
             request, seat, page, form="group", values=values, errors=field_errors(serializer.errors)
@@ -494,6 +586,33 @@ def group_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     data = serializer.validated_data
     group = page_services.group_create(page=page, name=data["name"], position=data.get("position", 0))
     messages.success(request, f"Added the group {group.name}; put components in it below.")
+    return redirect("web:status-page", public_id=page.public_id)
+
+
+def _group_body(values: dict[str, str]) -> dict[str, str]:
+    """Return the API's group body of the form's values: a blank name is sent (and refused), a blank position not."""
+    return {key: value for key, value in values.items() if value or key == "name"}
+
+
+@require_POST
+@member_view()
+def group_edit(request: HttpRequest, seat: Seat, public_id: str, group_id: str) -> HttpResponse:
+    """Rename a group or move it as ``PATCH …/groups/{id}/`` does; an empty position keeps its own."""
+    page = _page(seat, public_id)
+    group = _on_page(ComponentGroup.objects.all(), page, group_id, "group")
+    values = _typed(request.POST, ("name", "position"))
+    serializer = ComponentGroupSerializer(group, data=_group_body(values), partial=True)
+    if not serializer.is_valid():
+        return _detail(
+            request,
+            seat,
+            page,
+            form=f"group-edit-{group.public_id}",
+            values=values,
+            errors=field_errors(serializer.errors),
+        )
+    group = page_services.group_update(group=group, changes=serializer.validated_data)
+    messages.success(request, f"Saved the group {group.name}.")
     return redirect("web:status-page", public_id=page.public_id)
 
 

@@ -106,6 +106,11 @@ urlpatterns = [
     ),
     path("status-pages/<uuid:public_id>/groups/", pages.group_add, name="status-page-group-add"),
     path(
+        "status-pages/<uuid:public_id>/groups/<uuid:group_id>/",
+        pages.group_edit,
+        name="status-page-group-edit",
+    ),
+    path(
         "status-pages/<uuid:public_id>/groups/<uuid:group_id>/remove/",
         pages.group_remove,
         name="status-page-group-remove",
@@ -128,6 +133,21 @@ urlpatterns = [
         "status-pages/<uuid:public_id>/incidents/<uuid:incident_id>/publish/",
         pages.incident_publish,
         name="status-page-incident-publish",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/incidents/<uuid:incident_id>/",
+        pages.incident_edit,
+        name="status-page-incident-edit",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/incidents/<uuid:incident_id>/delete/",
+        pages.incident_delete,
+        name="status-page-incident-delete",
+    ),
+    path(
+        "status-pages/<uuid:public_id>/incidents/<uuid:incident_id>/updates/<uuid:update_id>/delete/",
+        pages.incident_update_delete,
+        name="status-page-incident-update-delete",
     ),
     path("settings/reports/", views.report_settings, name="reports"),
     path("settings/reports/monthly/", views.monthly_report, name="monthly-report"),

@@ -277,6 +277,7 @@ def watched_check(org, make_check) -> Healthcheck:
         "/app/settings/channels/{channel}/",
         "/app/settings/maintenance/{window}/",
         "/app/status-pages/{status_page}/components/{component}/",
+        "/app/status-pages/{status_page}/incidents/{incident}/delete/",
     ],
 )
 def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, watched_check, path):
@@ -288,7 +289,7 @@ def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, w
         changes={"slug": "docs", "title": "Docs status", "custom_domain": "status.example.com"},
     )
     component = component_create(page=status_page, changes={"healthcheck": watched_check.public_id})
-    incident_create(
+    incident = incident_create(
         page=status_page,
         changes={"title": "Search is slow", "components": [component.public_id], "draft": True},
         body="Looking into it.",
@@ -310,6 +311,7 @@ def test_axe_finds_no_serious_violation_on_a_main_page(scanned_page, app, org, w
             channel=channel.public_id,
             window=window.public_id,
             component=component.public_id,
+            incident=incident.public_id,
         )
     )
     assert axe_violations(scanned_page) == []
@@ -359,4 +361,31 @@ def test_axe_finds_no_serious_violation_on_a_password_page_s_component_showing_a
     scanned_page.get_by_label("Position").fill("-1")
     scanned_page.get_by_role("button", name="Save component").click()
     scanned_page.locator(".errorlist").first.wait_for()
+    assert axe_violations(scanned_page) == []
+
+
+def test_axe_finds_no_serious_violation_on_a_status_page_s_incident_and_group_edits_showing_field_errors(
+    scanned_page, app, org, make_check
+):
+    user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    sign_in(scanned_page, app, "ax@example.com")
+    status_page = status_page_create(organization=org, changes={"slug": "docs", "title": "Docs status"})
+    component = component_create(page=status_page, changes={"healthcheck": make_check(org).public_id})
+    incident_create(
+        page=status_page,
+        changes={"title": "Search is slow", "components": [component.public_id]},
+        body="Looking into it.",
+        now=timezone.now(),
+    )
+    group_create(page=status_page, name="Search")
+    scanned_page.goto(f"{app}/app/status-pages/{status_page.public_id}/")
+    scanned_page.get_by_text("Edit or delete Search is slow").click()
+    scanned_page.get_by_label("Title of Search is slow").fill("")
+    scanned_page.get_by_role("button", name="Save incident Search is slow").click()
+    scanned_page.locator("#e-title-errors").wait_for()
+    assert axe_violations(scanned_page) == []
+    scanned_page.get_by_label("Position of the group Search").fill("-1")
+    scanned_page.get_by_role("button", name="Save the group Search").click()
+    scanned_page.locator("#ge-position-errors").wait_for()
     assert axe_violations(scanned_page) == []

@@ -6,12 +6,21 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from statuspages.models import Component, ComponentGroup, Notice, PublishedIncident, StatusPage, Subscriber
+from statuspages.models import (
+    Component,
+    ComponentGroup,
+    IncidentUpdate,
+    Notice,
+    PublishedIncident,
+    StatusPage,
+    Subscriber,
+)
 from statuspages.services import (
     component_create,
     email_subscribe,
     group_create,
     incident_create,
+    incident_update_add,
     status_page_create,
 )
 from web.api_errors import messages_of
@@ -207,6 +216,260 @@ def test_a_viewer_sees_the_page_s_settings_without_forms(viewer, page):
     assert "Publish an incident" not in body
 
 
+# --- editing and deleting incidents ----------------------------------------------------------------
+
+
+@pytest.fixture
+def incident(page) -> PublishedIncident:
+    return incident_create(
+        page=page,
+        changes={"title": "Search is slow", "impact": "minor"},
+        body="Looking into it.",
+        now=page.created_at,
+    )
+
+
+def test_an_incident_s_title_impact_and_components_are_saved(owner, org, page, incident, make_check):
+    first = component_create(page=page, changes={"healthcheck": make_check(org, name="One").public_id})
+    second = component_create(page=page, changes={"healthcheck": make_check(org, name="Two").public_id})
+    incident.components.set([first])
+    form = {"title": "Search is down", "impact": "major", "components": [str(second.public_id)]}
+    answer = owner.post(url(page, f"incidents/{incident.public_id}/"), form)
+    assert answer.status_code == 302
+    incident.refresh_from_db()
+    assert (incident.title, incident.impact, incident.status) == ("Search is down", "major", "investigating")
+    assert list(incident.components.all()) == [second]
+    assert "Search is down" in Client().get("/s/docs-status/").content.decode()
+
+
+def test_unticking_every_component_leaves_the_incident_affecting_none(owner, org, page, incident, make_check):
+    incident.components.set([component_create(page=page, changes={"healthcheck": make_check(org).public_id})])
+    form = {"title": "Search is slow", "impact": "minor"}
+    assert owner.post(url(page, f"incidents/{incident.public_id}/"), form).status_code == 302
+    assert not incident.components.exists()
+
+
+def test_a_draft_is_edited_and_stays_a_draft(owner, page):
+    draft = incident_create(
+        page=page, changes={"title": "Maybe down", "draft": True}, body="x", now=page.created_at
+    )
+    form = {"title": "Down for some", "impact": "minor"}
+    assert owner.post(url(page, f"incidents/{draft.public_id}/"), form).status_code == 302
+    draft.refresh_from_db()
+    assert (draft.title, draft.draft) == ("Down for some", True)
+    assert "Down for some" not in Client().get("/s/docs-status/").content.decode()
+
+
+def test_the_edit_form_shows_the_incident_as_stored_with_labels(owner, org, page, incident, make_check):
+    component = component_create(
+        page=page, changes={"healthcheck": make_check(org, name="Docs MCP").public_id}
+    )
+    incident.components.set([component])
+    body = owner.get(url(page)).content.decode()
+    assert '<label for="e-title-1">Title of Search is slow</label>' in body
+    assert 'id="e-title-1" name="title" maxlength="200" value="Search is slow"' in body
+    assert '<label for="e-impact-1">Impact of Search is slow</label>' in body
+    assert '<option value="minor" selected>' in body
+    assert f'id="e-c-1-1" name="components" value="{component.public_id}" checked>' in body
+
+
+@pytest.mark.parametrize(
+    ("form", "field"),
+    [
+        ({"title": "", "impact": "minor"}, "title"),
+        ({"title": "T" * 201, "impact": "minor"}, "title"),
+        ({"title": "T", "impact": "apocalyptic"}, "impact"),
+        ({"title": "T", "impact": "minor", "components": ["not-a-uuid"]}, "components"),
+        (
+            {"title": "T", "impact": "minor", "components": ["00000000-0000-0000-0000-000000000000"]},
+            "components",
+        ),
+    ],
+)
+def test_a_refused_incident_edit_shows_the_api_s_own_message_next_to_its_field(
+    owner, client, page, incident, form, field
+):
+    answer = owner.post(url(page, f"incidents/{incident.public_id}/"), form)
+    assert answer.status_code == 400
+    errors = answer.context["errors"]
+    assert list(errors) == [field]
+    assert f'id="e-{field}-errors"' in answer.content.decode()
+    api = client.patch(
+        f"/api/v1/status-pages/{page.public_id}/incidents/{incident.public_id}/", form, format="json"
+    )
+    assert api.status_code == 400
+    assert errors[field][0] in messages_of(api.json())
+    incident.refresh_from_db()
+    assert (incident.title, incident.impact) == ("Search is slow", "minor")
+
+
+def test_an_edit_with_a_blank_title_is_named_as_the_api_names_it(owner, page, incident):
+    answer = owner.post(url(page, f"incidents/{incident.public_id}/"), {"title": "", "impact": "minor"})
+    assert answer.context["errors"] == {"title": ["This field may not be blank."]}
+    assert "<details open>" in answer.content.decode()
+
+
+def test_delete_asks_then_deletes_the_incident(owner, page, incident):
+    path = url(page, f"incidents/{incident.public_id}/delete/")
+    assert "Delete Search is slow?" in owner.get(path).content.decode()
+    answer = owner.post(path)
+    assert (answer.status_code, answer["Location"]) == (302, url(page))
+    assert not PublishedIncident.with_drafts.exists()
+    assert not IncidentUpdate.objects.exists()
+    assert "Search is slow" not in Client().get("/s/docs-status/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("draft", "consequence"),
+    [
+        (False, "It leaves /s/docs-status/ and its history, with every update it had."),
+        (True, "The draft goes with its updates; no reader ever saw it."),
+    ],
+)
+def test_the_delete_confirmation_says_what_leaves_the_page(owner, page, draft, consequence):
+    incident = incident_create(
+        page=page, changes={"title": "T", "draft": draft}, body="x", now=page.created_at
+    )
+    assert consequence in owner.get(url(page, f"incidents/{incident.public_id}/delete/")).content.decode()
+
+
+def test_delete_asks_then_deletes_one_update_and_the_incident_keeps_its_status(owner, page, incident):
+    later = incident_update_add(
+        incident=incident, status="monitoring", body="A fix is out.", now=timezone.now()
+    )
+    path = url(page, f"incidents/{incident.public_id}/updates/{later.public_id}/delete/")
+    asked = owner.get(path).content.decode()
+    assert "Delete the update of" in asked
+    assert "“A fix is out.” leaves the incident&#x27;s timeline; the incident stays monitoring." in asked
+    assert owner.post(path).status_code == 302
+    assert list(IncidentUpdate.objects.values_list("body", flat=True)) == ["Looking into it."]
+    incident.refresh_from_db()
+    assert incident.status == "monitoring"
+
+
+def test_an_update_of_another_incident_is_404(owner, page, incident):
+    other = incident_create(page=page, changes={"title": "Other"}, body="Theirs.", now=page.created_at)
+    theirs = other.updates.get()
+    path = url(page, f"incidents/{incident.public_id}/updates/{theirs.public_id}/delete/")
+    assert owner.get(path).status_code == 404
+    assert owner.post(path).status_code == 404
+    assert IncidentUpdate.objects.filter(pk=theirs.pk).exists()
+
+
+INCIDENT_SUFFIXES = ["", "delete/", "updates/{update}/delete/"]
+
+
+@pytest.mark.parametrize("suffix", INCIDENT_SUFFIXES)
+def test_an_incident_of_another_of_the_organization_s_pages_is_404_under_this_one(owner, org, page, suffix):
+    other = status_page_create(organization=org, changes={"slug": "other", "title": "Other"})
+    theirs = incident_create(page=other, changes={"title": "Theirs"}, body="x", now=other.created_at)
+    path = url(page, f"incidents/{theirs.public_id}/{suffix.format(update=theirs.updates.get().public_id)}")
+    assert owner.post(path, {"title": "Mine now", "impact": "minor"}).status_code == 404
+    theirs.refresh_from_db()
+    assert theirs.title == "Theirs"
+    assert theirs.updates.exists()
+
+
+@pytest.mark.parametrize("suffix", INCIDENT_SUFFIXES)
+def test_another_organization_s_incident_is_404(owner, other_org, suffix):
+    page = status_page_create(organization=other_org, changes={"slug": "theirs", "title": "Theirs"})
+    theirs = incident_create(page=page, changes={"title": "Theirs"}, body="x", now=page.created_at)
+    path = url(page, f"incidents/{theirs.public_id}/{suffix.format(update=theirs.updates.get().public_id)}")
+    assert owner.post(path, {"title": "Mine now", "impact": "minor"}).status_code == 404
+    theirs.refresh_from_db()
+    assert theirs.title == "Theirs"
+    assert theirs.updates.exists()
+
+
+@pytest.mark.parametrize(
+    "suffix", ["incidents/not-a-uuid/", "incidents/not-a-uuid/delete/", "groups/not-a-uuid/"]
+)
+def test_a_bad_id_is_404(owner, page, suffix):
+    assert owner.post(url(page, suffix), {"title": "T", "impact": "minor", "name": "G"}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "suffix",
+    [
+        "incidents/{incident}/",
+        "incidents/{incident}/delete/",
+        "incidents/{incident}/updates/{update}/delete/",
+    ],
+)
+def test_a_viewer_can_t_edit_or_delete_an_incident(viewer, page, incident, suffix):
+    path = url(page, suffix.format(incident=incident.public_id, update=incident.updates.get().public_id))
+    assert viewer.post(path, {"title": "Viewer's", "impact": "critical"}).status_code == 403
+    incident.refresh_from_db()
+    assert (incident.title, incident.impact) == ("Search is slow", "minor")
+    assert incident.updates.exists()
+
+
+def test_a_viewer_sees_no_edit_or_delete_of_incidents_and_groups(viewer, page, incident):
+    group_create(page=page, name="Search")
+    body = viewer.get(url(page)).content.decode()
+    assert "Search is slow" in body
+    assert "Edit or delete" not in body
+    assert "Delete…" not in body
+    assert 'name="position"' not in body
+
+
+def _queries_for_page(member: Client, page: StatusPage) -> int:
+    from django.db import connection, reset_queries
+    from django.test.utils import CaptureQueriesContext
+
+    # The request clears the query log as it starts (request_started → reset_queries): start it empty.
+    reset_queries()
+    with CaptureQueriesContext(connection) as captured:
+        assert member.get(url(page)).status_code == 200
+    return len(captured)
+
+
+def test_the_page_s_queries_do_not_grow_with_its_incidents_updates_and_groups(owner, org, page, make_check):
+    def add(index: int) -> None:
+        component = component_create(
+            page=page, changes={"healthcheck": make_check(org, name=f"C{index}").public_id}
+        )
+        group_create(page=page, name=f"G{index}")
+        incident = incident_create(
+            page=page,
+            changes={"title": f"I{index}", "components": [component.public_id]},
+            body="x",
+            now=page.created_at,
+        )
+        incident_update_add(incident=incident, status="monitoring", body="y", now=timezone.now())
+
+    add(0)
+    one = _queries_for_page(owner, page)
+    for index in range(1, 5):
+        add(index)
+    assert _queries_for_page(owner, page) == one
+
+
+@pytest.mark.parametrize(
+    "suffix",
+    [
+        "incidents/{incident}/",
+        "incidents/{incident}/delete/",
+        "incidents/{incident}/updates/{update}/delete/",
+        "groups/{group}/",
+    ],
+)
+def test_each_edit_and_delete_needs_the_csrf_token(make_member, org, page, incident, suffix):
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(make_member(org).user)
+    group = group_create(page=page, name="Search")
+    path = url(
+        page,
+        suffix.format(
+            incident=incident.public_id, update=incident.updates.get().public_id, group=group.public_id
+        ),
+    )
+    assert strict.post(path, {"title": "X", "impact": "critical", "name": "X"}).status_code == 403
+    incident.refresh_from_db()
+    group.refresh_from_db()
+    assert (incident.title, incident.updates.count(), group.name) == ("Search is slow", 1, "Search")
+
+
 # --- component groups -----------------------------------------------------------------------------
 
 
@@ -277,6 +540,72 @@ def test_a_refused_group_field_shows_the_api_s_own_message_next_to_it(owner, cli
     assert not ComponentGroup.objects.exists()
 
 
+def test_a_group_is_renamed_and_moved(owner, page):
+    group = group_create(page=page, name="Search", position=0)
+    answer = owner.post(url(page, f"groups/{group.public_id}/"), {"name": "Search and docs", "position": "3"})
+    assert answer.status_code == 302
+    group.refresh_from_db()
+    assert (group.name, group.position) == ("Search and docs", 3)
+
+
+def test_an_empty_position_keeps_the_group_s_own(owner, page):
+    group = group_create(page=page, name="Search", position=4)
+    assert (
+        owner.post(url(page, f"groups/{group.public_id}/"), {"name": "Docs", "position": ""}).status_code
+        == 302
+    )
+    group.refresh_from_db()
+    assert (group.name, group.position) == ("Docs", 4)
+
+
+def test_the_groups_are_listed_as_forms_with_labels(owner, page):
+    group_create(page=page, name="Search", position=2)
+    body = owner.get(url(page)).content.decode()
+    assert '<label class="inline" for="g-name-1">Name of the group Search</label>' in body
+    assert '<label class="inline" for="g-position-1">Position of the group Search</label>' in body
+    assert 'name="position" min="0" form="g-edit-1" value="2"' in body
+
+
+@pytest.mark.parametrize(
+    ("form", "field"),
+    [
+        ({"name": ""}, "name"),
+        ({"name": "G" * 201}, "name"),
+        ({"name": "G", "position": "-1"}, "position"),
+        ({"name": "G", "position": "first"}, "position"),
+    ],
+)
+def test_a_refused_group_edit_shows_the_api_s_own_message_next_to_its_field(owner, client, page, form, field):
+    group = group_create(page=page, name="Search", position=1)
+    answer = owner.post(url(page, f"groups/{group.public_id}/"), form)
+    assert answer.status_code == 400
+    errors = answer.context["errors"]
+    assert list(errors) == [field]
+    assert f'aria-describedby="ge-{field}-errors"' in answer.content.decode()
+    api = client.patch(
+        f"/api/v1/status-pages/{page.public_id}/groups/{group.public_id}/", form, format="json"
+    )
+    assert api.status_code == 400
+    assert errors[field][0] in messages_of(api.json())
+    group.refresh_from_db()
+    assert (group.name, group.position) == ("Search", 1)
+
+
+def test_another_page_s_group_can_t_be_edited_under_this_one(owner, org, page):
+    other = status_page_create(organization=org, changes={"slug": "other", "title": "Other"})
+    theirs = group_create(page=other, name="Elsewhere")
+    assert owner.post(url(page, f"groups/{theirs.public_id}/"), {"name": "Mine"}).status_code == 404
+    theirs.refresh_from_db()
+    assert theirs.name == "Elsewhere"
+
+
+def test_a_viewer_can_t_rename_a_group(viewer, page):
+    group = group_create(page=page, name="Search")
+    assert viewer.post(url(page, f"groups/{group.public_id}/"), {"name": "Viewer's"}).status_code == 403
+    group.refresh_from_db()
+    assert group.name == "Search"
+
+
 def test_removing_a_group_keeps_its_components_on_the_page(owner, org, page, make_check):
     group = group_create(page=page, name="Search")
     component_create(page=page, changes={"healthcheck": make_check(org).public_id, "group": group.public_id})
@@ -285,11 +614,12 @@ def test_removing_a_group_keeps_its_components_on_the_page(owner, org, page, mak
     assert Component.objects.get(page=page).group is None
 
 
-def test_another_organization_s_group_is_404(owner, other_org):
+@pytest.mark.parametrize("suffix", ["", "remove/"])
+def test_another_organization_s_group_is_404(owner, other_org, suffix):
     theirs = status_page_create(organization=other_org, changes={"slug": "theirs", "title": "Theirs"})
     group = group_create(page=theirs, name="Theirs")
-    assert owner.post(url(theirs, f"groups/{group.public_id}/remove/")).status_code == 404
-    assert ComponentGroup.objects.filter(pk=group.pk).exists()
+    assert owner.post(url(theirs, f"groups/{group.public_id}/{suffix}"), {"name": "Mine"}).status_code == 404
+    assert ComponentGroup.objects.get(pk=group.pk).name == "Theirs"
 
 
 # --- subscribers ------------------------------------------------------------------------------------
