@@ -29,13 +29,19 @@ def form(*channels: Channel, **fields: str) -> dict:
 
 def test_the_navigation_links_to_the_page_beside_channels(owner):
     page = owner.get("/app/").content.decode()
-    assert '<a href="/app/settings/channels/">Alert channels</a>\n    <a href="/app/settings/alerts/">' in page
+    assert (
+        '<a href="/app/settings/channels/">Alert channels</a>\n    <a href="/app/settings/alerts/">' in page
+    )
 
 
 def test_the_page_shows_the_stored_default_policy(owner, org):
     pager, mail = add_email(org, "Pager"), add_email(org, "Mail")
     alert_policy_put(
-        organization=org, healthcheck=None, channel_ids=[pager.public_id], notify_on_degraded=False, reminder_minutes=30
+        organization=org,
+        healthcheck=None,
+        channel_ids=[pager.public_id],
+        notify_on_degraded=False,
+        reminder_minutes=30,
     )
     answer = owner.get(PAGE)
     assert answer.context["values"] == {
@@ -148,7 +154,9 @@ def test_a_refused_form_keeps_what_was_typed(owner, org):
 
 def test_another_organization_s_channels_and_policy_are_never_shown(owner, org, other_org):
     theirs = add_email(other_org, "Globex pager")
-    alert_policy_put(organization=other_org, healthcheck=None, channel_ids=[theirs.public_id], reminder_minutes=45)
+    alert_policy_put(
+        organization=other_org, healthcheck=None, channel_ids=[theirs.public_id], reminder_minutes=45
+    )
     answer = owner.get(PAGE)
     page = answer.content.decode()
     assert "Globex pager" not in page
