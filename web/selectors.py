@@ -337,11 +337,12 @@ class IncidentsPage:
     rows: list[IncidentRow]
     errors: dict[str, list[str]]
     page: Page[Incident] | None
-    # (public id, name) of the organization's healthcheck, for the filter.
+    # (public id, name) of each of the organization's healthchecks, for the filter.
     healthchecks: list[tuple[UUID, str]]
 
 
 def incident_state(incident: Incident) -> str:
+    """Return what the page calls the incident's state: resolved, else acknowledged, else open."""
     if incident.resolved_at is not None:
         return "resolved"
     return "acknowledged" if incident.acknowledged_at is not None else "open"
