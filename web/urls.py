@@ -54,6 +54,7 @@ urlpatterns = [
         views.healthcheck_action,
         name="healthcheck-action",
     ),
+    path("incidents/", views.incidents, name="incidents"),
     path("incidents/<uuid:public_id>/acknowledge/", views.incident_acknowledge, name="incident-acknowledge"),
     path("invitations/<str:token>/", views.invitation, name="invitation"),
     path("settings/members/", views.members, name="members"),
@@ -62,6 +63,7 @@ urlpatterns = [
     path("settings/members/<int:member_id>/remove/", views.member_remove, name="member-remove"),
     path("settings/invitations/<uuid:public_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
     path("settings/channels/", views.channels, name="channels"),
+    path("settings/alerts/", views.alert_policy, name="alert-policy"),
     path("settings/channels/<uuid:public_id>/", views.channel_edit, name="channel-edit"),
     path(
         "settings/channels/<uuid:public_id>/rotate-secret/",

@@ -24,7 +24,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from alerts import selectors as alert_selectors
 from alerts import services as alert_services
-from alerts.api.serializers import ChannelSerializer, ChannelWriteSerializer
+from alerts.api.serializers import AlertPolicySerializer, ChannelSerializer, ChannelWriteSerializer
+from alerts.api.views import NO_DEFAULT_POLICY
 from alerts.models import Channel, Incident
 from monitors import selectors, services
 from monitors.api.serializers import (
@@ -48,7 +49,7 @@ from reports import selectors as report_selectors
 from reports import services as report_services
 from reports.api.views import ReportSettingsSerializer
 from statuspages.render.chart import response_time_svg
-from web import channel_form, maintenance_form
+from web import alert_policy_form, channel_form, maintenance_form
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import SESSION_ORGANIZATION, Seat, member_view
@@ -119,11 +120,15 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 def _next_or_dashboard(request: HttpRequest) -> str:
     """Return where a new account goes: ``?next=`` when it is on this host (an assistant's consent screen), else the dashboard."""
-    target = request.GET.get("next", "")
+    return _safe_next(request, request.GET.get("next", "")) or reverse("web:dashboard")
+
+
+def _safe_next(request: HttpRequest, target: str) -> str | None:
+    """Return ``target`` when it is on this host (a page of ours, never another site), else None."""
     safe = url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     )
-    return target if target and safe else reverse("web:dashboard")
+    return target if target and safe else None
 
 
 def _live_invitation(token: str) -> Invitation | None:
@@ -196,6 +201,28 @@ def dashboard(request: HttpRequest, seat: Seat) -> HttpResponse:
     if request.headers.get("HX-Request") == "true":
         return render(request, "web/partials/dashboard_rows.html", context)
     return render(request, "web/dashboard.html", context)
+
+
+# --- incidents --------------------------------------------------------------------------------------
+
+
+@require_http_methods(["GET", "HEAD"])
+@member_view()
+def incidents(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """List the organization's incidents, newest first, filtered as the API's list filters them (state, healthcheck)."""
+    board = web_selectors.incidents_page(
+        organization=seat.organization, query=request.GET, now=timezone.now()
+    )
+    kept = request.GET.copy()
+    kept.pop("page", None)
+    context = {
+        "seat": seat,
+        "board": board,
+        "query": request.GET,
+        "filters_query": kept.urlencode(),
+        "here": request.get_full_path(),
+    }
+    return render(request, "web/incidents.html", context)
 
 
 # --- create and edit --------------------------------------------------------------------------------
@@ -513,7 +540,11 @@ def healthcheck_action(request: HttpRequest, seat: Seat, public_id: str, action:
 @require_POST
 @member_view()
 def incident_acknowledge(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
-    """Acknowledge an open incident as ``POST /api/v1/incidents/{id}/acknowledge/`` does, then show its healthcheck."""
+    """Acknowledge an open incident as ``POST /api/v1/incidents/{id}/acknowledge/`` does.
+
+    Then go back to the page the form was on (its ``next``, when on this host), else to the
+    incident's healthcheck (the dashboard once that is deleted).
+    """
     try:
         incident = alert_selectors.incidents_of(organization=seat.organization).get(public_id=public_id)
     except (Incident.DoesNotExist, ValueError):
@@ -530,6 +561,9 @@ def incident_acknowledge(request: HttpRequest, seat: Seat, public_id: str) -> Ht
             messages.info(request, f"Already acknowledged by {words}.")
         else:
             messages.success(request, f"Acknowledged by {words}; the channels that heard of it are told.")
+    back = _safe_next(request, request.POST.get("next", ""))
+    if back is not None:
+        return redirect(back)
     if incident.healthcheck_id is None:
         return redirect("web:dashboard")
     return redirect("web:healthcheck", public_id=incident.healthcheck_public_id)
@@ -888,6 +922,48 @@ def channel_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResp
         done_url=reverse("web:channels"),
         back_url=reverse("web:channels"),
     )
+
+
+# --- settings: the default alert policy -------------------------------------------------------------
+
+
+def _alert_policy_page(
+    request: HttpRequest,
+    seat: Seat,
+    values: dict[str, Any] | None = None,
+    errors: dict[str, list[str]] | None = None,
+    status: int = 200,
+) -> HttpResponse:
+    found = web_selectors.alert_policy_page(organization=seat.organization)
+    context = {
+        "seat": seat,
+        "policy": found.policy,
+        "channels": found.channels,
+        "values": values or alert_policy_form.values_of(found.policy, found.channels),
+        "errors": errors or {},
+        "no_policy": NO_DEFAULT_POLICY,
+    }
+    return render(request, "web/settings/alert_policy.html", context, status=status)
+
+
+@require_http_methods(["GET", "HEAD", "POST"])
+@member_view()
+def alert_policy(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Show the organization's default alert policy; set it as ``PUT /api/v1/alert-policies/default/`` does."""
+    if request.method != "POST":
+        return _alert_policy_page(request, seat)
+    values = alert_policy_form.typed(request.POST)
+    serializer = AlertPolicySerializer(data=alert_policy_form.api_body(values))
+    if not serializer.is_valid():
+        return _alert_policy_page(request, seat, values, field_errors(serializer.errors), status=400)
+    try:
+        alert_services.alert_policy_put(
+            organization=seat.organization, healthcheck=None, **serializer.to_service_changes()
+        )
+    except ServiceError as refused:
+        return _alert_policy_page(request, seat, values, {refused.field: [refused.message]}, status=400)
+    messages.success(request, "Saved the default alert policy.")
+    return redirect("web:alert-policy")
 
 
 # --- settings: maintenance windows -----------------------------------------------------------------

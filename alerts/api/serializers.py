@@ -183,3 +183,8 @@ class AlertPolicySerializer(RejectUnknownFields, serializers.Serializer[AlertPol
             "escalation_minutes": policy.escalation_minutes,
             "escalation_channels": [str(channel.public_id) for channel in policy.escalation_channels.all()],
         }
+
+    def to_service_changes(self) -> dict[str, Any]:
+        """Return the validated data under the names ``alerts.services.alert_policy_put`` takes."""
+        renames = {"channels": "channel_ids", "escalation_channels": "escalation_channel_ids"}
+        return {renames.get(key, key): value for key, value in self.validated_data.items()}

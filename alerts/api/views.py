@@ -153,6 +153,8 @@ class ChannelViewSet(
 
 
 DEFAULT_POLICY = "default"
+# What an organization without a default policy gets (the web app's policy page says it too).
+NO_DEFAULT_POLICY = "No policy: every enabled channel hears of every incident."
 
 
 class AlertPolicyViewSet(OrganizationScopedMixin, viewsets.ViewSet):
@@ -180,7 +182,7 @@ class AlertPolicyViewSet(OrganizationScopedMixin, viewsets.ViewSet):
         )
         if policy is None:
             raise NotFound(
-                "No policy: every enabled channel hears of every incident."
+                NO_DEFAULT_POLICY
                 if healthcheck is None
                 else "No policy of its own: the healthcheck follows the default."
             )
@@ -190,17 +192,10 @@ class AlertPolicyViewSet(OrganizationScopedMixin, viewsets.ViewSet):
     def update(self, request: Request, key: str | None = None) -> Response:
         serializer = AlertPolicySerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
         policy = services.alert_policy_put(
             organization=self.organization,
             healthcheck=self._healthcheck(key),
-            channel_ids=data["channels"],
-            escalation_channel_ids=data["escalation_channels"],
-            notify_on_degraded=data["notify_on_degraded"],
-            notify_on_recovery=data["notify_on_recovery"],
-            notify_on_tool_changes=data["notify_on_tool_changes"],
-            reminder_minutes=data["reminder_minutes"],
-            escalation_minutes=data["escalation_minutes"],
+            **serializer.to_service_changes(),
         )
         return Response(AlertPolicySerializer(policy).data)
 

@@ -263,6 +263,7 @@ def watched_check(org, make_check) -> Healthcheck:
     "path",
     [
         "/app/",
+        "/app/incidents/",
         "/app/healthchecks/new/?type=mcp",
         "/app/healthchecks/new/?type=http",
         "/app/healthchecks/{check}/",
@@ -270,6 +271,7 @@ def watched_check(org, make_check) -> Healthcheck:
         "/app/settings/api-keys/",
         "/app/settings/members/",
         "/app/settings/channels/",
+        "/app/settings/alerts/",
         "/app/settings/maintenance/",
         "/app/settings/reports/",
         "/app/status-pages/",
@@ -330,6 +332,19 @@ def test_axe_finds_no_serious_violation_on_a_form_showing_field_errors(scanned_p
     scanned_page.goto(f"{app}/app/healthchecks/new/?type=mcp")
     scanned_page.get_by_label("Server URL").fill("not a url")
     scanned_page.get_by_role("button", name="Create healthcheck").click()
+    scanned_page.locator(".errorlist").first.wait_for()
+    assert axe_violations(scanned_page) == []
+
+
+def test_axe_finds_no_serious_violation_on_the_alert_policy_showing_field_errors(scanned_page, app, org):
+    user = get_user_model().objects.create_user(username="ax@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    channel_add(organization=org, name="Ops mail", kind="email", config={"recipients": ["ops@example.com"]})
+    sign_in(scanned_page, app, "ax@example.com")
+    scanned_page.goto(f"{app}/app/settings/alerts/")
+    scanned_page.get_by_label("Reminder every (minutes)").fill("0")
+    scanned_page.get_by_label("Escalate after (minutes)").fill("30")
+    scanned_page.get_by_role("button", name="Save").click()
     scanned_page.locator(".errorlist").first.wait_for()
     assert axe_violations(scanned_page) == []
 

@@ -1,8 +1,10 @@
-"""Filters the web app's templates share: status words and marks, percentages, milliseconds."""
+"""Filters the web app's templates share: status words and marks, percentages, milliseconds, durations."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
+from itertools import pairwise
 
 from django import template
 from django.utils.html import format_html
@@ -26,6 +28,38 @@ def status_badge(status: str) -> SafeString:
         STATUS_MARKS.get(status, "?"),
         STATUS_WORDS.get(status, status),
     )
+
+
+# An incident's state as a mark, a word and a colour of the healthcheck statuses it matches.
+INCIDENT_STATES = {
+    "open": ("✕", "Open", "down"),
+    "acknowledged": ("!", "Acknowledged", "degraded"),
+    "resolved": ("✓", "Resolved", "up"),
+}
+
+
+@register.filter
+def incident_badge(state: str) -> SafeString:
+    """Return an incident's state (open, acknowledged, resolved) as a badge: a mark and a word, then a colour."""
+    mark, words, colour = INCIDENT_STATES.get(state, ("?", state, "pending"))
+    return format_html(
+        '<span class="status status-{}"><span aria-hidden="true">{}</span> {}</span>', colour, mark, words
+    )
+
+
+# The units a duration is told in, largest first: its largest unit and the next one are shown.
+DURATION_UNITS = (("d", 86_400), ("h", 3_600), ("min", 60), ("s", 1))
+
+
+@register.filter
+def duration(value: timedelta) -> str:
+    """Return a length of time in its largest unit and the next ("3 d 4 h", "2 h", "1 min 5 s", "0 s")."""
+    seconds = max(0, int(value.total_seconds()))
+    for (unit, size), (smaller, smaller_size) in pairwise(DURATION_UNITS):
+        if seconds >= size:
+            rest = seconds % size // smaller_size
+            return f"{seconds // size} {unit}" + (f" {rest} {smaller}" if rest else "")
+    return f"{seconds} s"
 
 
 @register.filter
