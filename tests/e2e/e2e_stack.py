@@ -211,6 +211,10 @@ class Service:
         """Return the current log (of the latest start)."""
         return self.log.read_text(errors="replace") if self.log_paths else ""
 
+    def every_text(self) -> str:
+        """Return the logs of every start, oldest first."""
+        return "".join(path.read_text(errors="replace") for path in self.log_paths if path.exists())
+
     def tail(self, lines: int = 25) -> str:
         parts = []
         for path in self.log_paths:
