@@ -298,6 +298,16 @@ def test_a_bad_header_value_is_named_without_echoing_the_secret():
     assert "plugh" not in found[0]
 
 
+def test_a_duplicated_config_key_is_listed_once():
+    found = problems(
+        "monitors:\n  - name: A\n    type: mcp\n    target: https://a.example/\n    config: {minTools: 1, minTools: 2}\n"
+    )
+
+    assert found == [
+        "monitors.yaml:5:27: monitors[0].config.minTools: duplicated key (first written on line 5)"
+    ]
+
+
 def test_a_file_of_nested_aliases_is_refused_before_it_expands():
     laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 10)}]\n" for i in range(8)

@@ -449,7 +449,10 @@ def load(text: str, *, env: Mapping[str, str], ci: bool = False) -> Spec:
         raise SpecInvalid([Problem("", f"not valid YAML: {exc}")]) from None
     monitors = reader.document(root)
     if reader.problems:
-        raise SpecInvalid(sorted(reader.problems, key=lambda p: (p.line or 0, p.column or 0)))
+        # The config's mapping is walked twice (as values, then for its keys' places): a problem
+        # of its keys is found twice and listed once.
+        found = dict.fromkeys(reader.problems)
+        raise SpecInvalid(sorted(found, key=lambda p: (p.line or 0, p.column or 0)))
     return Spec(monitors=monitors, warnings=reader.warnings)
 
 
