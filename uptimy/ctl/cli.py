@@ -12,7 +12,7 @@ import getpass
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,7 +24,17 @@ from uptimy.ctl import CTL_VERSION, credentials, export
 from uptimy.ctl import fields as F
 from uptimy.ctl.client import Api, ApiError, Unreachable
 from uptimy.ctl.limits import Limits
-from uptimy.ctl.plan import Change, ListingAction, Plan, PlanRefused, Update, listing_reads, make_plan
+from uptimy.ctl.plan import (
+    Change,
+    Create,
+    Delete,
+    ListingAction,
+    Plan,
+    PlanRefused,
+    Update,
+    listing_reads,
+    make_plan,
+)
 from uptimy.ctl.spec import MASK, Monitor, Problem, Spec, SpecInvalid, load
 
 OK, FAILED, USAGE, CHANGES = 0, 1, 2, 3
@@ -293,47 +303,53 @@ def _apply(api: Api, plan: Plan, spec: Spec, filename: str, *, quiet: bool) -> d
     ]
     for action, name, monitor, step in steps:
         try:
-            if action == "create":
-                assert monitor is not None
-                done = api.create(monitor.body())
-                healthcheck_id = str(done["id"])
-                say(f"created {name} ({healthcheck_id})")
-            elif action == "update":
-                assert isinstance(step, Update)
-                healthcheck_id = step.id
-                if step.send:
-                    done = api.update(step.id, step.monitor.body(step.send))
-                    say(f"updated {name} ({step.id})")
-                    for notice in done.get("notices", []):
-                        say(f"  notice: {notice['field']}: {notice['message']}")
-            else:
-                api.delete(step.id)
-                say(f"deleted {name} ({step.id})")
-                applied["deleted"].append(name)
-                continue
+            healthcheck_id = _write_monitor(api, action, step, say)
         except (ApiError, Unreachable) as exc:
             if refused(action, name, monitor, exc):
                 break
             continue
+        # A listing-only update sends no PATCH: it is updated once its listing is written.
+        wrote = action != "update" or bool(step.send)
+        if wrote:
+            applied[f"{action}d"].append(name)
+        listing: ListingAction | None = None if action == "delete" else step.listing
+        if listing is None:
+            continue
         assert monitor is not None
-        listing: ListingAction | None = step.listing
-        if listing is not None:
-            try:
-                _apply_listing(api, healthcheck_id, monitor, listing)
-                say(f"{LISTING_DONE[listing]} of {name} ({healthcheck_id})")
-            except (ApiError, Unreachable) as exc:
-                if action == "create":
-                    applied["created"].append(name)
-                elif step.send:
-                    applied["updated"].append(name)
-                if refused(LISTING_ACTIONS[listing], name, monitor, exc):
-                    break
-                continue
-        applied[f"{action}d"].append(name)
+        try:
+            _apply_listing(api, healthcheck_id, monitor, listing)
+        except (ApiError, Unreachable) as exc:
+            if refused(LISTING_ACTIONS[listing], name, monitor, exc):
+                break
+            continue
+        say(f"{LISTING_DONE[listing]} of {name} ({healthcheck_id})")
+        if not wrote:
+            applied["updated"].append(name)
     done_names = {n for names in applied.values() for n in names}
     failed_names = {f["name"] for f in failed}
     not_applied = [name for _, name, _, _ in steps if name not in done_names and name not in failed_names]
     return {"applied": applied, "failed": failed, "not_applied": not_applied}
+
+
+def _write_monitor(api: Api, action: str, step: Any, say: Callable[[str], None]) -> str:
+    """Make a step's own request (POST, PATCH when it sends fields, DELETE); return the healthcheck's id."""
+    if action == "create":
+        assert isinstance(step, Create)
+        done = api.create(step.monitor.body())
+        say(f"created {step.monitor.name} ({done['id']})")
+        return str(done["id"])
+    if action == "update":
+        assert isinstance(step, Update)
+        if step.send:
+            done = api.update(step.id, step.monitor.body(step.send))
+            say(f"updated {step.monitor.name} ({step.id})")
+            for notice in done.get("notices", []):
+                say(f"  notice: {notice['field']}: {notice['message']}")
+        return step.id
+    assert isinstance(step, Delete)
+    api.delete(step.id)
+    say(f"deleted {step.name} ({step.id})")
+    return step.id
 
 
 # What a listing step is called when it fails ("failed to set the listing of Docs MCP") and done.

@@ -5,7 +5,9 @@ each (scalars too, which ruamel.yaml keeps only for containers), duplicated keys
 walking (PyYAML's constructor keeps the last one silently), and nothing but plain scalars,
 lists and mappings is ever built. The check types' config rules are the engine's own parsers
 (``probes.checks``), the ones the API validates with, so a file that passes here passes there
-for everything but plan limits and ranges, which the API's 400 reports at the field's line.
+for everything but plan limits and ranges, which the API's 400 reports at the field's line. A
+listing's values (a registry-style namespace, http(s) URLs, the free-tier quote) are judged by
+the server alone (its rules are Django's side); here its keys and their types are checked.
 """
 
 from __future__ import annotations
