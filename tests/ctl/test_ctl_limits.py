@@ -23,10 +23,18 @@ PLAN = {
 }
 
 
+# What it publishes for the listing's PUT (HealthcheckListingRequest).
+LISTING_SCHEMA = {
+    "namespace": {"type": "string", "maxLength": 200},
+    "quote": {"type": "string", "maxLength": 500},
+}
+
+
 def faults(extra: str, *, name: str = "A") -> list[str]:
     text = f"monitors:\n  - name: {name}\n    type: mcp\n    target: https://a.example/\n    {extra}\n"
     monitors = load(text, env={}).monitors
-    return [p.render("m.yaml") for p in Limits(fields=SCHEMA, plan=PLAN).problems(monitors)]
+    limits = Limits(fields=SCHEMA, plan=PLAN, listing_fields=LISTING_SCHEMA)
+    return [p.render("m.yaml") for p in limits.problems(monitors)]
 
 
 @pytest.mark.parametrize(
@@ -40,6 +48,11 @@ def faults(extra: str, *, name: str = "A") -> list[str]:
         ("interval: 25h", ["m.yaml:5:5: monitors[0].interval: must be ≤ 86400"]),
         ("tags: [a, b, c]", ["m.yaml:5:5: monitors[0].tags: at most 2 items"]),
         (f"tags: [{'x' * 65}]", ["m.yaml:5:5: monitors[0].tags.0: must be at most 64 characters"]),
+        (
+            f"listing: {{namespace: com.example/a, quote: {'free ' * 101}}}",
+            ["m.yaml:5:41: monitors[0].listing.quote: must be at most 500 characters"],
+        ),
+        (f"listing: {{namespace: com.example/a, quote: {'free ' * 100}}}", []),
         (
             "regions: [eu-west, ap-southeast]",
             [

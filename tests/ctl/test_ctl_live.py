@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from monitors.models import Healthcheck
+from monitors.models import Healthcheck, HealthcheckListing
 from monitors.secrets import decrypt_headers
 from monitors.services import api_key_create
 from tests.ctl.product_text import PRODUCT_TEXT_FILE
@@ -33,6 +33,17 @@ MONITORS = (
     tags: [web]
 """
 )
+
+# Docs MCP with its own listing (lines 5–9), the rest as MONITORS.
+DOCS_MCP_ENTRY = "    target: https://mcp.example.com/mcp\n  - name: Docs MCP tools\n"
+LISTING = """\
+    listing:
+      namespace: com.example/docs
+      website_url: https://example.com/
+      pricing_url: https://example.com/pricing
+      quote: "Free tier: 1,000 calls a month"
+"""
+LISTED = MONITORS.replace(DOCS_MCP_ENTRY, DOCS_MCP_ENTRY.replace("  - name", LISTING + "  - name"), 1)
 
 
 @pytest.fixture
@@ -130,7 +141,7 @@ def test_an_applied_update_sends_the_changed_fields(ctl):
 
 
 def test_export_round_trips_through_apply_with_no_changes(ctl, monkeypatch, tmp_path):
-    ctl("apply", "-f", "FILE", file=MONITORS)
+    ctl("apply", "-f", "FILE", file=LISTED)
 
     code, exported, _ = ctl("export")
     monkeypatch.delenv("DOCS_MCP_KEY")
@@ -138,8 +149,65 @@ def test_export_round_trips_through_apply_with_no_changes(ctl, monkeypatch, tmp_
 
     assert code == 0
     assert "Authorization: ${DOCS_MCP_TOOLS_AUTHORIZATION}" in exported
+    assert "    listing:\n      namespace: com.example/docs\n" in exported
+    assert exported.count("listing:") == 1  # the monitors without one have none written
     assert again[0] == 0
     assert again[1].startswith("No changes: 3 monitors match"), again
+
+
+def test_a_listing_is_set_after_its_monitor_is_created_and_changed_field_by_field(ctl):
+    created = ctl("apply", "-f", "FILE", file=LISTED)
+    planned = ctl("diff", "-f", "FILE", file=LISTED.replace("com.example/docs", "com.example/docs-mcp"))
+
+    listing = HealthcheckListing.objects.get(healthcheck__name="Docs MCP")
+    assert created[0] == 0
+    assert (
+        '      listing: {"namespace": "com.example/docs", "website_url": "https://example.com/"' in created[1]
+    )
+    assert "set the listing of Docs MCP (" in created[1]
+    assert (listing.namespace, listing.quote) == ("com.example/docs", "Free tier: 1,000 calls a month")
+    assert "~ update Docs MCP\n" in planned[1]
+    assert 'listing.namespace: "com.example/docs" → "com.example/docs-mcp"' in planned[1]
+
+
+def test_a_listing_the_file_leaves_out_is_left_as_it_is(ctl):
+    ctl("apply", "-f", "FILE", file=LISTED)
+
+    code, out, _ = ctl("apply", "-f", "FILE", file=LISTED.replace(LISTING, ""))
+
+    assert code == 0
+    assert out.startswith("No changes: 3 monitors match")
+    assert HealthcheckListing.objects.filter(healthcheck__name="Docs MCP").exists()
+
+
+def test_a_null_listing_is_removed(ctl):
+    ctl("apply", "-f", "FILE", file=LISTED)
+
+    code, out, _ = ctl("apply", "-f", "FILE", file=LISTED.replace(LISTING, "    listing: null\n"))
+
+    assert code == 0
+    assert '      listing: {"namespace": "com.example/docs", ' in out
+    assert "} → null\n" in out
+    assert "removed the listing of Docs MCP (" in out
+    assert "Applied: 0 created, 1 updated, 0 deleted." in out
+    assert not HealthcheckListing.objects.exists()
+
+
+def test_a_refused_listing_names_the_monitor_and_the_field_at_its_line(ctl, uptimy, tmp_path):
+    """The namespace's rule is the server's alone: its 400 is shown at the key's line; the monitor stays created."""
+    refused = LISTED.replace("namespace: com.example/docs", "namespace: docs")
+
+    code, out, err = ctl("apply", "-f", "FILE", file=refused)
+
+    assert code == 1
+    assert "failed to set the listing of Docs MCP:" in err
+    assert (
+        f"{tmp_path / 'monitors.yaml'}:6:7: monitors[0].listing.namespace: Must be a reverse-DNS namespace"
+        in err
+    )
+    assert "Applied: 3 created, 0 updated, 0 deleted; failed: set the listing of Docs MCP." in out
+    assert names(uptimy) == ["Docs MCP", "Docs MCP tools", "Homepage"]
+    assert not HealthcheckListing.objects.exists()
 
 
 def test_an_exported_header_reference_set_in_the_environment_sends_the_new_value(ctl, monkeypatch):

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from uptimy.ctl.plan import Change, PlanRefused, make_plan
+from uptimy.ctl.plan import Change, PlanRefused, listing_reads, make_plan
 from uptimy.ctl.spec import MASK, load
 
 ID_A = "0f1e2d3c-0000-4000-8000-00000000000a"
@@ -160,3 +160,99 @@ def test_an_unset_header_variable_is_missing_unless_a_stored_value_stands_in(hav
 
     assert bool(plan.missing_secrets) is missing
     assert all("UNSET_K is not set" in p.message for p in plan.missing_secrets)
+
+
+def stored_listing(**changes):
+    """Return a listing as the API answers it: the five fields and the read-only ones."""
+    return {
+        "namespace": "com.example/docs",
+        "website_url": "https://example.com/",
+        "repository_url": "",
+        "pricing_url": "",
+        "quote": "",
+        "quote_status": "none",
+        "quote_checked_at": None,
+        "updated_at": "2026-12-01T00:00:00Z",
+        **changes,
+    }
+
+
+LISTING = "  listing: {namespace: com.example/docs, website_url: 'https://example.com/'}\n"
+
+
+@pytest.mark.parametrize(
+    ("entry", "have", "expected", "action"),
+    [
+        pytest.param(LISTING, stored_listing(), [], None, id="unchanged"),
+        pytest.param(
+            LISTING.replace("com.example/docs", "com.example/docs-mcp"),
+            stored_listing(),
+            [Change("listing.namespace", "com.example/docs", "com.example/docs-mcp")],
+            "put",
+            id="changed",
+        ),
+        pytest.param(
+            "  listing: {namespace: com.example/docs}\n",  # a key left out is empty: the listing is whole
+            stored_listing(),
+            [Change("listing.website_url", "https://example.com/", "")],
+            "put",
+            id="changed-by-a-key-left-out",
+        ),
+        pytest.param(
+            LISTING,
+            None,
+            [
+                Change(
+                    "listing", None, {"namespace": "com.example/docs", "website_url": "https://example.com/"}
+                )
+            ],
+            "put",
+            id="added",
+        ),
+        pytest.param(
+            "  listing: null\n",
+            stored_listing(),
+            [
+                Change(
+                    "listing", {"namespace": "com.example/docs", "website_url": "https://example.com/"}, None
+                )
+            ],
+            "delete",
+            id="removed",
+        ),
+        pytest.param("  listing: null\n", None, [], None, id="removed-and-none"),
+        pytest.param("", stored_listing(), [], None, id="left-out-is-left-as-it-is"),
+    ],
+)
+def test_a_listing_is_compared_whole_and_put_or_deleted(entry, have, expected, action):
+    listings = {} if have is None else {ID_A: have}
+
+    plan = make_plan(monitors(DOCS + entry), [current()], listings=listings)
+
+    update = plan.updates[0] if plan.updates else None
+    assert (update.changes if update else []) == expected
+    assert (update.listing if update else None) == action
+
+
+def test_a_listing_alone_changes_sends_no_patch():
+    plan = make_plan(monitors(DOCS + LISTING), [current()], listings={})
+
+    assert plan.updates[0].send == []
+    assert plan.updates[0].listing == "put"
+
+
+def test_a_new_monitor_puts_its_listing_after_it_is_created():
+    [create] = make_plan(monitors(DOCS + LISTING), []).creates
+
+    assert create.listing == "put"
+    assert make_plan(monitors(DOCS), []).creates[0].listing is None
+
+
+def test_listings_are_read_only_for_the_monitors_whose_entry_writes_one():
+    renamed = (
+        f"- name: Docs\n  key: {ID_B}\n  type: mcp\n  target: https://mcp.example.com/mcp\n  listing: null\n"
+    )
+    found = monitors(DOCS + LISTING + renamed + "- name: Other\n  type: mcp\n  target: https://o.example/\n")
+    have = [current(), current(name="Old docs", id_=ID_B), current(name="Other", id_="c")]
+
+    assert listing_reads(found, have) == [ID_A, ID_B]

@@ -10,6 +10,12 @@ import pytest
 from tests.ctl.product_text import PRODUCT_TEXT_FILE
 from uptimy.ctl.spec import MASK, SpecInvalid, load
 
+# An MCP monitor with a listing (line 5), its namespace on line 6; rows append keys or replace them.
+LISTED = (
+    "monitors:\n  - name: A\n    type: mcp\n    target: https://a.example/\n"
+    "    listing:\n      namespace: io.github.a/b\n"
+)
+
 
 def problems(text: str, *, env: dict[str, str] | None = None, ci: bool = False) -> list[str]:
     with pytest.raises(SpecInvalid) as refused:
@@ -101,7 +107,7 @@ def test_the_other_api_fields_map_to_the_api_names():
             "monitors:\n  - name: A\n    type: mcp\n    target: https://a.example/\n    intervall: 60\n",
             "monitors.yaml:5:5: monitors[0].intervall: unknown field; the fields are: name, key, type, target, "
             "config, interval, regions, tags, paused, recheck_count, recheck_delay_seconds, quorum, "
-            "degraded_threshold_ms",
+            "degraded_threshold_ms, listing",
             id="unknown-field",
         ),
         pytest.param(
@@ -162,6 +168,45 @@ def test_the_other_api_fields_map_to_the_api_names():
             id="forbidden-header",
         ),
         pytest.param(
+            LISTED + "      website: https://a.example/\n",
+            "monitors.yaml:7:7: monitors[0].listing.website: unknown field; the fields are: namespace, "
+            "website_url, repository_url, pricing_url, quote",
+            id="listing-unknown-field",
+        ),
+        pytest.param(
+            LISTED + "      quote: 1000\n",
+            "monitors.yaml:7:7: monitors[0].listing.quote: must be text (quote values YAML reads otherwise, "
+            "like `no` or `1`)",
+            id="listing-value-not-text",
+        ),
+        pytest.param(
+            LISTED.replace("namespace: io.github.a/b", "namespace: ''"),
+            "monitors.yaml:6:7: monitors[0].listing.namespace: must be non-empty text",
+            id="listing-empty-namespace",
+        ),
+        pytest.param(
+            LISTED.replace("namespace: io.github.a/b", "quote: Free tier"),
+            "monitors.yaml:6:7: monitors[0].listing.namespace: required",
+            id="listing-without-namespace",
+        ),
+        pytest.param(
+            LISTED + "      namespace: io.github.a/c\n",
+            "monitors.yaml:7:7: monitors[0].listing.namespace: duplicated key (first written on line 6)",
+            id="listing-duplicated-key",
+        ),
+        pytest.param(
+            LISTED.replace(
+                "    listing:\n      namespace: io.github.a/b\n", "    listing: [io.github.a/b]\n"
+            ),
+            "monitors.yaml:5:5: monitors[0].listing: must be a mapping, or null to remove it",
+            id="listing-not-a-mapping",
+        ),
+        pytest.param(
+            LISTED.replace("type: mcp", "type: http"),
+            "monitors.yaml:5:5: monitors[0].listing: only a monitor of type mcp has a listing",
+            id="listing-of-an-http-monitor",
+        ),
+        pytest.param(
             "", "monitors.yaml: the file is empty; write `monitors:` and a list of monitors", id="empty"
         ),
         pytest.param(
@@ -177,6 +222,33 @@ def test_the_other_api_fields_map_to_the_api_names():
 )
 def test_a_bad_file_is_refused_at_the_line_and_column_of_the_field(text, expected):
     assert expected in problems(text)
+
+
+def test_a_listing_reads_as_the_apis_five_fields_stripped_a_key_left_out_empty():
+    [monitor] = load(LISTED + "      quote: ' Free tier: 1,000 calls a month '\n", env={}).monitors
+
+    assert monitor.writes_listing
+    assert monitor.listing == {
+        "namespace": "io.github.a/b",
+        "website_url": "",
+        "repository_url": "",
+        "pricing_url": "",
+        "quote": "Free tier: 1,000 calls a month",
+    }
+    assert "listing" not in monitor.fields  # its own resource: never in the monitor's body
+
+
+@pytest.mark.parametrize(
+    ("entry", "writes", "listing"),
+    [
+        ("", False, None),  # left out: the stored listing is left as it is
+        ("    listing: null\n", True, None),  # null: remove it
+    ],
+)
+def test_a_listing_left_out_is_kept_and_a_null_one_removed(entry, writes, listing):
+    [monitor] = load(LISTED.split("    listing:")[0] + entry, env={}).monitors
+
+    assert (monitor.writes_listing, monitor.listing) == (writes, listing)
 
 
 def test_every_problem_of_a_file_is_listed_at_once():
@@ -224,6 +296,16 @@ def test_a_bad_header_value_is_named_without_echoing_the_secret():
     assert "monitors[1].config.headers.Authorization" in found[0]
     assert "xyzzy" not in found[0]
     assert "plugh" not in found[0]
+
+
+def test_a_duplicated_config_key_is_listed_once():
+    found = problems(
+        "monitors:\n  - name: A\n    type: mcp\n    target: https://a.example/\n    config: {minTools: 1, minTools: 2}\n"
+    )
+
+    assert found == [
+        "monitors.yaml:5:27: monitors[0].config.minTools: duplicated key (first written on line 5)"
+    ]
 
 
 def test_a_file_of_nested_aliases_is_refused_before_it_expands():

@@ -12,7 +12,7 @@ import getpass
 import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any, TextIO
@@ -21,9 +21,20 @@ from urllib.parse import urlsplit
 from probes.checks import check_kind
 from probes.config import ConfigError
 from uptimy.ctl import CTL_VERSION, credentials, export
+from uptimy.ctl import fields as F
 from uptimy.ctl.client import Api, ApiError, Unreachable
 from uptimy.ctl.limits import Limits
-from uptimy.ctl.plan import Change, Plan, PlanRefused, Update, make_plan
+from uptimy.ctl.plan import (
+    Change,
+    Create,
+    Delete,
+    ListingAction,
+    Plan,
+    PlanRefused,
+    Update,
+    listing_reads,
+    make_plan,
+)
 from uptimy.ctl.spec import MASK, Monitor, Problem, Spec, SpecInvalid, load
 
 OK, FAILED, USAGE, CHANGES = 0, 1, 2, 3
@@ -127,7 +138,8 @@ def cmd_export(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     api, _ = _api(env)
     with api:
         healthchecks = api.healthchecks()
-    print(export.dump(healthchecks, source=api.base_url), end="")
+        listings = api.listings(export.listed(healthchecks))
+    print(export.dump(healthchecks, listings=listings, source=api.base_url), end="")
     return OK
 
 
@@ -221,9 +233,12 @@ def _plan_and_apply(args: argparse.Namespace, env: Mapping[str, str], *, apply: 
     with api:
         limits = Limits.fetch(api)
         current = api.healthchecks()
+        listings = api.listings(listing_reads(spec.monitors, current))
         problems = limits.problems(spec.monitors)
         try:
-            plan = make_plan(spec.monitors, current, prune=args.prune, send_headers=args.send_headers)
+            plan = make_plan(
+                spec.monitors, current, listings=listings, prune=args.prune, send_headers=args.send_headers
+            )
         except PlanRefused as exc:
             return _refused(report, problems + exc.problems, filename, as_json)
         too_many = limits.count_problem(after=len(current) + len(plan.creates) - len(plan.deletes))
@@ -257,7 +272,9 @@ def _plan_and_apply(args: argparse.Namespace, env: Mapping[str, str], *, apply: 
 def _apply(api: Api, plan: Plan, spec: Spec, filename: str, *, quiet: bool) -> dict[str, Any]:
     """Carry the plan out one monitor at a time: creates, updates, then deletes.
 
-    A monitor the API refuses is reported at its line and the rest goes on; an API that can't be
+    A monitor's listing is its own request, after the monitor's (a new monitor's needs its id): it
+    is reported on its own, so a refused listing doesn't hide that the monitor was written. A
+    monitor the API refuses is reported at its line and the rest goes on; an API that can't be
     reached, fails or refuses the key stops the run, and what was not tried is listed as such.
     """
     applied: dict[str, list[str]] = {"created": [], "updated": [], "deleted": []}
@@ -267,6 +284,18 @@ def _apply(api: Api, plan: Plan, spec: Spec, filename: str, *, quiet: bool) -> d
         if not quiet:
             print(line)
 
+    def refused(action: str, name: str, monitor: Monitor | None, exc: ApiError | Unreachable) -> bool:
+        """Report a refused request; return whether the run must stop."""
+        errors = _api_problems(exc, monitor, filename, listing=action in LISTING_ACTIONS.values())
+        failed.append({"action": action, "name": name, "errors": errors})
+        if not quiet:
+            print(f"failed to {action} {name}:", file=sys.stderr)
+            for error in errors:
+                print(f"  {error}", file=sys.stderr)
+        # A refusal of this monitor (400, 404, 409) leaves the others to try; an API that is
+        # gone, failing or refusing the key would refuse them all: stop.
+        return not isinstance(exc, ApiError) or exc.status >= 500 or exc.status in (401, 403)
+
     steps: list[tuple[str, str, Monitor | None, Any]] = [
         *(("create", c.monitor.name, c.monitor, c) for c in plan.creates),
         *(("update", u.monitor.name, u.monitor, u) for u in plan.updates),
@@ -274,42 +303,87 @@ def _apply(api: Api, plan: Plan, spec: Spec, filename: str, *, quiet: bool) -> d
     ]
     for action, name, monitor, step in steps:
         try:
-            if action == "create":
-                assert monitor is not None
-                done = api.create(monitor.body())
-                say(f"created {name} ({done['id']})")
-            elif action == "update":
-                assert isinstance(step, Update)
-                done = api.update(step.id, step.monitor.body(step.send))
-                say(f"updated {name} ({step.id})")
-                for notice in done.get("notices", []):
-                    say(f"  notice: {notice['field']}: {notice['message']}")
-            else:
-                api.delete(step.id)
-                say(f"deleted {name} ({step.id})")
-            applied[f"{action}d"].append(name)
+            healthcheck_id = _write_monitor(api, action, step, say)
         except (ApiError, Unreachable) as exc:
-            errors = _api_problems(exc, monitor, filename)
-            failed.append({"action": action, "name": name, "errors": errors})
-            if not quiet:
-                print(f"failed to {action} {name}:", file=sys.stderr)
-                for error in errors:
-                    print(f"  {error}", file=sys.stderr)
-            # A refusal of this monitor (400, 404, 409) leaves the others to try; an API that is
-            # gone, failing or refusing the key would refuse them all: stop.
-            if not isinstance(exc, ApiError) or exc.status >= 500 or exc.status in (401, 403):
+            if refused(action, name, monitor, exc):
                 break
+            continue
+        # A listing-only update sends no PATCH: it is updated once its listing is written.
+        wrote = action != "update" or bool(step.send)
+        if wrote:
+            applied[f"{action}d"].append(name)
+        listing: ListingAction | None = None if action == "delete" else step.listing
+        if listing is None:
+            continue
+        assert monitor is not None
+        try:
+            _apply_listing(api, healthcheck_id, monitor, listing)
+        except (ApiError, Unreachable) as exc:
+            if refused(LISTING_ACTIONS[listing], name, monitor, exc):
+                break
+            continue
+        say(f"{LISTING_DONE[listing]} of {name} ({healthcheck_id})")
+        if not wrote:
+            applied["updated"].append(name)
     done_names = {n for names in applied.values() for n in names}
     failed_names = {f["name"] for f in failed}
     not_applied = [name for _, name, _, _ in steps if name not in done_names and name not in failed_names]
     return {"applied": applied, "failed": failed, "not_applied": not_applied}
 
 
-def _api_problems(exc: Exception, monitor: Monitor | None, filename: str) -> list[str]:
-    """Return the API's refusal as lines, each at the file's line and column of the field it names."""
+def _write_monitor(api: Api, action: str, step: Any, say: Callable[[str], None]) -> str:
+    """Make a step's own request (POST, PATCH when it sends fields, DELETE); return the healthcheck's id."""
+    if action == "create":
+        assert isinstance(step, Create)
+        done = api.create(step.monitor.body())
+        say(f"created {step.monitor.name} ({done['id']})")
+        return str(done["id"])
+    if action == "update":
+        assert isinstance(step, Update)
+        if step.send:
+            done = api.update(step.id, step.monitor.body(step.send))
+            say(f"updated {step.monitor.name} ({step.id})")
+            for notice in done.get("notices", []):
+                say(f"  notice: {notice['field']}: {notice['message']}")
+        return step.id
+    assert isinstance(step, Delete)
+    api.delete(step.id)
+    say(f"deleted {step.name} ({step.id})")
+    return step.id
+
+
+# What a listing step is called when it fails ("failed to set the listing of Docs MCP") and done.
+LISTING_ACTIONS: dict[ListingAction, str] = {"put": "set the listing of", "delete": "remove the listing of"}
+LISTING_DONE: dict[ListingAction, str] = {"put": "set the listing", "delete": "removed the listing"}
+
+
+def _apply_listing(api: Api, healthcheck_id: str, monitor: Monitor, action: ListingAction) -> None:
+    if action == "delete":
+        api.delete_listing(healthcheck_id)
+    else:
+        assert monitor.listing is not None
+        api.set_listing(healthcheck_id, monitor.listing)
+
+
+def _api_problems(
+    exc: Exception, monitor: Monitor | None, filename: str, *, listing: bool = False
+) -> list[str]:
+    """Return the API's refusal as lines, each at the file's line and column of the field it names.
+
+    A refused listing's fields are the listing's (``quote`` is ``listing.quote``); an error of no
+    listing field (the healthcheck is not an MCP check) is the listing's own.
+    """
     if isinstance(exc, ApiError) and monitor is not None and (errors := exc.field_errors()):
+        if listing:
+            errors = {_listing_path(path): message for path, message in errors.items()}
         return [monitor.problem(api_path, message).render(filename) for api_path, message in errors.items()]
     return [str(exc)]
+
+
+def _listing_path(api_path: str) -> str:
+    """Return a listing request's error field as the monitor's field path: ``listing.quote``, else ``listing``."""
+    name = api_path.partition(".")[0]
+    return f"{F.LISTING}.{api_path}" if name in F.LISTING_FIELDS else F.LISTING
 
 
 def _refused(report: dict[str, Any], problems: list[Problem], filename: str, as_json: bool) -> int:
@@ -347,6 +421,8 @@ def _print_plan(plan: Plan, filename: str, api_url: str) -> None:
             print(f"  + create {m.name} ({m.type_name} {m.fields['config'].get('uri', '')})")
             if m.fields["config"].get("headers"):
                 print(f"      headers: {', '.join(f'{n}: {MASK}' for n in m.fields['config']['headers'])}")
+            if m.listing is not None:
+                print(f"      listing: {json.dumps(F.listing_entry(m.listing), ensure_ascii=False)}")
         for update in plan.updates:
             print(f"  ~ update {update.monitor.name}")
             for change in update.changes:
@@ -379,7 +455,14 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
         return {"field": c.field, "before": c.before, "after": c.after}
 
     return {
-        "create": [{"name": c.monitor.name, "fields": c.monitor.fields} for c in plan.creates],
+        "create": [
+            {
+                "name": c.monitor.name,
+                "fields": c.monitor.fields,
+                **({F.LISTING: F.listing_entry(c.monitor.listing)} if c.monitor.listing is not None else {}),
+            }
+            for c in plan.creates
+        ],
         "update": [
             {"name": u.monitor.name, "id": u.id, "changes": [change(c) for c in u.changes]}
             for u in plan.updates

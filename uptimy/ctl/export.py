@@ -3,12 +3,14 @@
 Config keys equal to the check type's defaults (as its own parser fills them in) are left out;
 header values, which the API never shows, become ``${…}`` references to environment variables
 named after the monitor and the header. Applying the file with those variables unset keeps the
-stored values; setting them sends the new values.
+stored values; setting them sends the new values. An MCP monitor's listing is written with the
+fields that are set (the file leaves out the empty ones, which is what a missing key means).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -60,21 +62,32 @@ def to_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
-def entries(healthchecks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def listed(healthchecks: list[dict[str, Any]]) -> list[str]:
+    """Return the ids of the healthchecks a file may write a listing for: the MCP ones."""
+    return [str(hc["id"]) for hc in healthchecks if hc["type_name"] == F.LISTING_TYPE]
+
+
+def entries(
+    healthchecks: list[dict[str, Any]], listings: Mapping[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Return monitor entries of ``healthchecks``, by name, with the ``listings`` (by id) of MCP ones."""
+    listings = listings or {}
     return [
-        F.file_entry(hc, config=file_config(hc)) for hc in sorted(healthchecks, key=lambda hc: hc["name"])
+        F.file_entry(
+            hc,
+            config=file_config(hc),
+            listing=listings.get(str(hc["id"])) if hc["type_name"] == F.LISTING_TYPE else None,
+        )
+        for hc in sorted(healthchecks, key=lambda hc: hc["name"])
     ]
 
 
-def dump(healthchecks: list[dict[str, Any]], *, source: str) -> str:
-    """Return the monitors file of ``healthchecks``, with a comment saying where it came from."""
-    body = to_yaml({"monitors": entries(healthchecks)})
+def dump(healthchecks: list[dict[str, Any]], *, listings: Mapping[str, dict[str, Any]], source: str) -> str:
+    """Return the monitors file of ``healthchecks`` and their ``listings``, with a comment saying where it came from."""
+    written = entries(healthchecks, listings)
+    body = to_yaml({"monitors": written})
     variables = sorted(
-        {
-            ref[2:-1]
-            for hc in entries(healthchecks)
-            for ref in hc.get("config", {}).get("headers", {}).values()
-        }
+        {ref[2:-1] for hc in written for ref in hc.get("config", {}).get("headers", {}).values()}
     )
     lines = [f"# Exported by uptimyctl from {source}."]
     if variables:

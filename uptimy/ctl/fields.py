@@ -5,7 +5,9 @@ The file speaks the product text's format: ``name``, ``type`` (a check type's na
 API names them: ``requiredTools``, ``minTools``, ``headers``, ``timeout``, …), and the API's other
 fields under the API's own names (``interval``, ``regions``, ``tags``, ``paused``,
 ``recheck_count``, ``recheck_delay_seconds``, ``quorum``, ``degraded_threshold_ms``). ``key`` is
-the client's own: a monitor's API id, to match it by something other than its name.
+the client's own: a monitor's API id, to match it by something other than its name. ``listing``
+(MCP monitors only) is the check's own directory listing, a sub-resource of the API
+(``/api/v1/healthchecks/{id}/listing/``), its keys the API's (``LISTING_FIELDS``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ WHOLE_OR_NULL = "whole number or null"
 BOOLEAN = "true or false"
 DURATION = "duration"
 MAPPING = "mapping"
+MAPPING_OR_NULL = "mapping or null"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,7 @@ FIELDS: tuple[FileField, ...] = (
     FileField("recheck_delay_seconds", "recheck_delay_seconds", WHOLE),
     FileField("quorum", "quorum", WHOLE_OR_NULL),
     FileField("degraded_threshold_ms", "degraded_threshold_ms", WHOLE_OR_NULL),
+    FileField("listing", "listing", MAPPING_OR_NULL),
 )
 BY_NAME = {field.name: field for field in FIELDS}
 REQUIRED = ("name", "type", "target")
@@ -55,11 +59,17 @@ REQUIRED = ("name", "type", "target")
 PLAIN_API_FIELDS = tuple(
     field.api
     for field in FIELDS
-    if field.api is not None and field.api not in ("name", "type", "config.uri", "config")
+    if field.api is not None and field.api not in ("name", "type", "config.uri", "config", "listing")
 )
 # Fields compared as sets: the API answers them sorted.
 SET_FIELDS = frozenset({"regions", "tags"})
 URI_KEY = "uri"
+# The listing's fields as the API names them (its PUT body; the file writes the same keys), and
+# the one check type that has a listing.
+LISTING = "listing"
+LISTING_FIELDS = ("namespace", "website_url", "repository_url", "pricing_url", "quote")
+LISTING_REQUIRED = ("namespace",)
+LISTING_TYPE = "mcp"
 
 _DURATION = re.compile(r"^(\d+)\s*(s|m|h)$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
@@ -74,8 +84,10 @@ def duration_seconds(value: object) -> int | None:
     return None
 
 
-def file_entry(healthcheck: dict[str, Any], *, config: dict[str, Any]) -> dict[str, Any]:
-    """Return a monitor entry in the file's format from an API healthcheck and its file-shaped ``config``."""
+def file_entry(
+    healthcheck: dict[str, Any], *, config: dict[str, Any], listing: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Return a monitor entry in the file's format from an API healthcheck, its file-shaped ``config`` and listing."""
     entry: dict[str, Any] = {
         "name": healthcheck["name"],
         "type": healthcheck["type_name"],
@@ -86,4 +98,16 @@ def file_entry(healthcheck: dict[str, Any], *, config: dict[str, Any]) -> dict[s
     for field in FIELDS:
         if field.api in PLAIN_API_FIELDS and field.api in healthcheck:
             entry[field.name] = healthcheck[field.api]
+    if listing is not None:
+        entry[LISTING] = listing_entry(listing)
     return entry
+
+
+def listing_values(listing: dict[str, Any]) -> dict[str, str]:
+    """Return a listing's five writable fields (the API's answer carries read-only ones too), "" for unset."""
+    return {name: str(listing.get(name) or "") for name in LISTING_FIELDS}
+
+
+def listing_entry(listing: dict[str, Any]) -> dict[str, str]:
+    """Return a listing as a file writes it: the fields that are set (a key left out is empty)."""
+    return {name: value for name, value in listing_values(listing).items() if value}

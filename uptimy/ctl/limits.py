@@ -2,7 +2,7 @@
 
 The config rules are the check types' own parsers (``spec.py``); the other fields' limits are
 the API's: read from its OpenAPI schema (``/api/v1/schema/``, the bounds its serializer
-declares: ``recheck_count`` 0–5, at most 20 tags, …) and from the organization's plan
+declares: ``recheck_count`` 0–5, at most 20 tags, a listing's text lengths, …) and from the organization's plan
 (``/api/v1/organization/``: the shortest interval, the regions it allows, how many monitors).
 Nothing here repeats a number the server holds; an API whose schema can't be read leaves those
 checks to its 400s, which are shown at the field's line all the same.
@@ -15,11 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from uptimy.ctl import fields as F
 from uptimy.ctl.client import Api, ApiError
 from uptimy.ctl.spec import Monitor, Problem
 
 SCHEMA_PATH = "/api/v1/schema/?format=json"
 REQUEST_SCHEMA = "HealthcheckRequest"
+LISTING_SCHEMA = "HealthcheckListingRequest"
 
 
 @dataclass(frozen=True)
@@ -28,17 +30,22 @@ class Limits:
 
     fields: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     plan: Mapping[str, Any] = field(default_factory=dict)
+    # The listing's fields (its PUT body), by name.
+    listing_fields: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     @classmethod
     def fetch(cls, api: Api) -> Limits:
         """Read the limits from the API; what it doesn't publish is left to its answers."""
         try:
-            schema = api.request("GET", SCHEMA_PATH)
-            properties = schema["components"]["schemas"][REQUEST_SCHEMA]["properties"]
+            schemas = api.request("GET", SCHEMA_PATH)["components"]["schemas"]
         except (ApiError, KeyError, TypeError):
-            properties = {}
+            schemas = {}
         organization = api.organization()
-        return cls(fields=properties, plan=organization.get("plan") or {})
+        return cls(
+            fields=_properties(schemas, REQUEST_SCHEMA),
+            plan=organization.get("plan") or {},
+            listing_fields=_properties(schemas, LISTING_SCHEMA),
+        )
 
     def problems(self, monitors: list[Monitor]) -> list[Problem]:
         """Return what the API would refuse in ``monitors``' plain fields, at each field's place."""
@@ -51,6 +58,11 @@ class Limits:
                     *_schema_faults(self.fields.get(api_field, {}), value, api_field),
                     *self._plan_faults(api_field, value),
                 ]:
+                    found.append(monitor.problem(api_path, message))
+            for name, value in (monitor.listing or {}).items():
+                for api_path, message in _schema_faults(
+                    self.listing_fields.get(name, {}), value, f"{F.LISTING}.{name}"
+                ):
                     found.append(monitor.problem(api_path, message))
         return found
 
@@ -85,6 +97,14 @@ class Limits:
                 f"the {self.plan.get('name', '')} plan allows {most} monitors; applying makes {after}",
             )
         return None
+
+
+def _properties(schemas: Any, name: str) -> Mapping[str, Mapping[str, Any]]:
+    """Return a schema component's properties; none when the API doesn't publish it."""
+    try:
+        return dict(schemas[name]["properties"])
+    except (KeyError, TypeError):
+        return {}
 
 
 def _schema_faults(schema: Mapping[str, Any], value: Any, path: str) -> list[tuple[str, str]]:

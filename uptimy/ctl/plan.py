@@ -5,12 +5,18 @@ Pure: plain values in (the file's :class:`Monitor` entries, the API's healthchec
 whole, with the check type's defaults filled in by its parser on both sides. Header values can't
 be compared: the API answers them masked. Their names are compared, and the values are sent
 whenever the config is, or for every monitor when ``send_headers`` asks.
+
+A monitor's listing is its own resource: compared whole (a key the file's ``listing:`` leaves out
+is empty) when the entry writes ``listing:``, and, like any field, left as it is when the entry
+leaves ``listing`` out; ``listing: null`` removes it. The API's healthchecks don't carry their
+listings, so the caller reads those of the healthchecks :func:`listing_reads` names and passes them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from uptimy.ctl import fields as F
 from uptimy.ctl.spec import MASK, Monitor, Problem
@@ -25,9 +31,17 @@ class Change:
     after: Any
 
 
+# What applying does to a listing: PUT the file's, or DELETE the stored one.
+ListingAction = Literal["put", "delete"]
+
+
 @dataclass
 class Create:
     monitor: Monitor
+
+    @property
+    def listing(self) -> ListingAction | None:
+        return "put" if self.monitor.listing is not None else None
 
 
 @dataclass
@@ -35,7 +49,8 @@ class Update:
     monitor: Monitor
     current: dict[str, Any]
     changes: list[Change]
-    send: list[str]  # the API fields the PATCH carries
+    send: list[str]  # the API fields the PATCH carries (none: no PATCH)
+    listing: ListingAction | None = None
 
     @property
     def id(self) -> str:
@@ -80,10 +95,28 @@ class PlanRefused(Exception):
         super().__init__("; ".join(p.message for p in problems))
 
 
+def listing_reads(monitors: list[Monitor], current: list[dict[str, Any]]) -> list[str]:
+    """Return the ids of the ``current`` healthchecks whose listing the plan compares: those an entry
+    that writes ``listing:`` names, by key or by name (a name that matches several is refused later)."""
+    wanted_ids = {m.key.strip().lower() for m in monitors if m.writes_listing and m.key is not None}
+    wanted_names = {m.name for m in monitors if m.writes_listing and m.key is None}
+    return [str(hc["id"]) for hc in current if str(hc["id"]) in wanted_ids or hc["name"] in wanted_names]
+
+
 def make_plan(
-    monitors: list[Monitor], current: list[dict[str, Any]], *, prune: bool = False, send_headers: bool = False
+    monitors: list[Monitor],
+    current: list[dict[str, Any]],
+    *,
+    listings: Mapping[str, dict[str, Any]] | None = None,
+    prune: bool = False,
+    send_headers: bool = False,
 ) -> Plan:
-    """Return what applying ``monitors`` to the organization's ``current`` healthchecks changes."""
+    """Return what applying ``monitors`` to the organization's ``current`` healthchecks changes.
+
+    ``listings`` holds the stored listing of each healthcheck :func:`listing_reads` names that has
+    one (by id, as the API answers it); one it lacks has none.
+    """
+    listings = listings or {}
     plan = Plan()
     problems: list[Problem] = []
     by_id = {str(hc["id"]): hc for hc in current}
@@ -107,8 +140,10 @@ def make_plan(
         matched.add(str(found["id"]))
         _refuse_unresolved(monitor, plan.missing_secrets, creating=False, current=found)
         changes, send = compare(monitor, found, send_headers=send_headers)
+        listing_changes, listing = compare_listing(monitor, listings.get(str(found["id"])))
+        changes += listing_changes
         if changes:
-            plan.updates.append(Update(monitor, found, changes, send))
+            plan.updates.append(Update(monitor, found, changes, send, listing))
         else:
             plan.unchanged.append(monitor.name)
     rest = [hc for hc in current if str(hc["id"]) not in matched]
@@ -201,6 +236,32 @@ def compare(
         changes.extend(config_changes)
         send.append("config")
     return changes, send
+
+
+def compare_listing(
+    monitor: Monitor, have: dict[str, Any] | None
+) -> tuple[list[Change], ListingAction | None]:
+    """Return the changes from the stored listing ``have`` (None: none) to the file's, and what applying does.
+
+    A listing added or removed is one change of ``listing`` (its fields that are set, shown whole);
+    a changed one is a change per field (``listing.quote``).
+    """
+    if not monitor.writes_listing:
+        return [], None
+    wanted = monitor.listing
+    stored = None if have is None else F.listing_values(have)
+    if wanted is None:
+        if stored is None:
+            return [], None
+        return [Change(F.LISTING, F.listing_entry(stored), None)], "delete"
+    if stored is None:
+        return [Change(F.LISTING, None, F.listing_entry(wanted))], "put"
+    changes = [
+        Change(f"{F.LISTING}.{name}", stored[name], wanted[name])
+        for name in F.LISTING_FIELDS
+        if stored[name] != wanted[name]
+    ]
+    return changes, "put" if changes else None
 
 
 def _config_changes(monitor: Monitor, have: dict[str, Any]) -> list[Change]:

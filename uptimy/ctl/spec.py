@@ -5,7 +5,9 @@ each (scalars too, which ruamel.yaml keeps only for containers), duplicated keys
 walking (PyYAML's constructor keeps the last one silently), and nothing but plain scalars,
 lists and mappings is ever built. The check types' config rules are the engine's own parsers
 (``probes.checks``), the ones the API validates with, so a file that passes here passes there
-for everything but plan limits and ranges, which the API's 400 reports at the field's line.
+for everything but plan limits and ranges, which the API's 400 reports at the field's line. A
+listing's values (a registry-style namespace, http(s) URLs, the free-tier quote) are judged by
+the server alone (its rules are Django's side); here its keys and their types are checked.
 """
 
 from __future__ import annotations
@@ -80,6 +82,11 @@ class Monitor:
     unresolved: dict[str, list[str]] = field(default_factory=dict)
     # API field path ("config.minTools", "interval") -> where the file writes it.
     places: dict[str, Place] = field(default_factory=dict)
+    # Whether the entry writes `listing:`; one that leaves it out leaves the listing as it is.
+    writes_listing: bool = False
+    # The listing it writes (its five API fields, "" for a key left out), or None for `listing: null`:
+    # remove it. Not in ``fields``: it is its own resource, compared and sent on its own.
+    listing: dict[str, str] | None = None
 
     @property
     def path(self) -> str:
@@ -262,6 +269,8 @@ class _Reader:
         monitor.fields["name"] = values["name"]
         monitor.fields["type"] = kind.name
         self.config(monitor, kind, values, nodes)
+        if F.LISTING in values:
+            self.listing(monitor, kind.name, values[F.LISTING], nodes[F.LISTING], key_nodes[F.LISTING])
         for spec_field in F.FIELDS:
             if spec_field.api in F.PLAIN_API_FIELDS and spec_field.name in values:
                 monitor.fields[spec_field.api] = values[spec_field.name]
@@ -283,6 +292,8 @@ class _Reader:
             return value
         if shape == F.MAPPING and isinstance(value, dict):
             return value
+        if shape == F.MAPPING_OR_NULL and (value is None or isinstance(value, dict)):
+            return value
         if shape == F.DURATION and (seconds := F.duration_seconds(value)) is not None:
             return seconds
         expected = {
@@ -290,6 +301,7 @@ class _Reader:
             F.TEXT_LIST: "must be a list of text (quote values YAML reads otherwise, like `no` or `1`)",
             F.DURATION: 'must be seconds (60) or a duration ("30s", "5m", "1h")',
             F.MAPPING: "must be a mapping",
+            F.MAPPING_OR_NULL: "must be a mapping, or null to remove it",
         }.get(shape, f"must be a {shape}")
         self.problem(path, expected, node)
         return _BAD
@@ -330,6 +342,46 @@ class _Reader:
         api_config = dict(kind.to_api(parsed))
         api_config["headers"] = {name: MASK for name in api_config.get("headers", {})}
         monitor.fields["config"] = api_config
+
+    def listing(
+        self,
+        monitor: Monitor,
+        type_name: str,
+        value: dict[str, Any] | None,
+        node: yaml.Node,
+        key_node: yaml.Node,
+    ) -> None:
+        """Check the listing's keys and that each value is text; the API's 400 judges the values."""
+        path = _join(monitor.path, F.LISTING)
+        if type_name != F.LISTING_TYPE:
+            self.problem(path, f"only a monitor of type {F.LISTING_TYPE} has a listing", key_node)
+            return
+        monitor.writes_listing = True
+        if value is None:
+            return
+        listing = dict.fromkeys(F.LISTING_FIELDS, "")
+        for key, name_node in _first_keys(node).items():
+            key_path = _join(path, key)
+            if key not in F.LISTING_FIELDS:
+                self.problem(
+                    key_path, f"unknown field; the fields are: {', '.join(F.LISTING_FIELDS)}", name_node
+                )
+                continue
+            monitor.places[f"{F.LISTING}.{key}"] = _place(key_path, name_node)
+            text = value[key]
+            if not isinstance(text, str):
+                self.problem(
+                    key_path, "must be text (quote values YAML reads otherwise, like `no` or `1`)", name_node
+                )
+            elif key in F.LISTING_REQUIRED and not text.strip():
+                self.problem(key_path, "must be non-empty text", name_node)
+            else:
+                # The API stores each value stripped: so does the plan, or a padded value would differ forever.
+                listing[key] = text.strip()
+        for key in F.LISTING_REQUIRED:
+            if key not in value:
+                self.problem(_join(path, key), "required", node)
+        monitor.listing = listing
 
     def headers(self, monitor: Monitor, headers: dict[str, Any]) -> dict[str, Any]:
         """Resolve ``${ENV}`` references in header values; warn of (or, in CI mode, refuse) literal ones."""
@@ -399,7 +451,10 @@ def load(text: str, *, env: Mapping[str, str], ci: bool = False) -> Spec:
         raise SpecInvalid([Problem("", f"not valid YAML: {exc}")]) from None
     monitors = reader.document(root)
     if reader.problems:
-        raise SpecInvalid(sorted(reader.problems, key=lambda p: (p.line or 0, p.column or 0)))
+        # The config's mapping is walked twice (as values, then for its keys' places): a problem
+        # of its keys is found twice and listed once.
+        found = dict.fromkeys(reader.problems)
+        raise SpecInvalid(sorted(found, key=lambda p: (p.line or 0, p.column or 0)))
     return Spec(monitors=monitors, warnings=reader.warnings)
 
 
@@ -420,6 +475,16 @@ def _scalar(node: yaml.ScalarNode) -> Any:
         except ValueError:
             return text
     return text
+
+
+def _first_keys(node: yaml.Node) -> dict[str, yaml.Node]:
+    """Return a mapping node's text keys and their nodes, the first of each (``mapping`` reported the rest)."""
+    found: dict[str, yaml.Node] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            if isinstance(key_node, yaml.ScalarNode) and key_node.tag == _STR:
+                found.setdefault(str(key_node.value), key_node)
+    return found
 
 
 def _join(path: str, key: str) -> str:
