@@ -10,7 +10,16 @@ from typing import Any
 from django.db import transaction
 
 from monitors.errors import ConfigInvalid, ServiceError
-from monitors.models import Healthcheck, HealthcheckTag, Organization, Plan, Region, RegionState, StatusChange
+from monitors.models import (
+    Healthcheck,
+    HealthcheckListing,
+    HealthcheckTag,
+    Organization,
+    Plan,
+    Region,
+    RegionState,
+    StatusChange,
+)
 from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
 from monitors.selectors import regions_allowed
 from monitors.slots import first_slot_at_or_after, slot_offset_for
@@ -161,6 +170,9 @@ def healthcheck_update(
             RegionState.objects.filter(healthcheck=healthcheck).exclude(region__in=regions).delete()
         if "tags" in changes:
             _set_tags(healthcheck, changes["tags"])
+        if type_changed:
+            # Only an MCP check has a listing; left behind, its pricing page would still be fetched.
+            HealthcheckListing.objects.filter(healthcheck=healthcheck).delete()
     if "paused" in changes and changes["paused"] != healthcheck.paused:
         fn = healthcheck_pause if changes["paused"] else healthcheck_resume
         healthcheck = fn(healthcheck=healthcheck, now=now)

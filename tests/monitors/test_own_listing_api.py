@@ -189,6 +189,19 @@ def test_a_check_of_another_type_has_no_listing(client, org, now):
     )
 
 
+def test_a_check_changed_to_another_type_loses_its_listing(client, mcp_check):
+    client.put(listing_url(mcp_check), LISTING, format="json")
+
+    changed = client.patch(
+        f"/api/v1/healthchecks/{mcp_check.public_id}/",
+        {"type": "http", "config": {"uri": "https://acme.example/"}},
+        format="json",
+    )
+
+    assert changed.status_code == 200, changed.json()
+    assert not HealthcheckListing.objects.exists()
+
+
 @pytest.mark.parametrize("method", ["get", "put", "delete"])
 def test_another_organization_s_check_is_not_found(other_client, client, mcp_check, method):
     client.put(listing_url(mcp_check), LISTING, format="json")
