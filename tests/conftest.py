@@ -119,6 +119,20 @@ def _private_file_cache(tmp_path_factory) -> Iterator[None]:
         yield
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing() -> Iterator[None]:
+    """Hash passwords and OAuth client secrets cheaply in this process.
+
+    The production hasher's cost (PBKDF2, half a second a hash here) is the point of it, not of
+    these tests: every signed-in user, superuser and confidential client paid it. Servers the
+    tests start (``manage.py serve``) keep Django's default.
+    """
+    from django.test.utils import override_settings
+
+    with override_settings(PASSWORD_HASHERS=["django.contrib.auth.hashers.MD5PasswordHasher"]):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _fresh_cache():
     """Start every test with empty rate-limit counters."""

@@ -102,9 +102,3 @@ def no_mcp_server() -> Iterator[ThreadingHTTPServer]:
 def no_mcp_url(no_mcp_server) -> str:
     """Return a loopback URL with no MCP endpoint (every path answers 404)."""
     return no_mcp_server.url
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings) -> None:
-    """Hash the tests' passwords cheaply: the production hasher's cost is the point of it, not of these tests."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
