@@ -15,12 +15,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from schemathesis.core import NotSet
 
 from alerts.models import Channel
 from monitors.models import Healthcheck
+from tests.fuzzing import fuzz_settings
 from tests.monitors.test_api_schema_fuzz import OPERATIONS
 
 SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
@@ -107,7 +108,7 @@ def _parses_body(method: str, path: str, aimed_at_seed: bool) -> bool:
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: f"{op.method.upper()} {op.path}")
 def test_no_hostile_body_gets_a_5xx(fuzz_client, operation):
     @given(case=operation.as_strategy(), data=st.data())
-    @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @fuzz_settings(20)
     def send(case, data):
         path_parameters = dict(case.path_parameters or {})
         aimed_at_seed = "id" in path_parameters and data.draw(st.booleans(), label="aim at the seed")
@@ -145,7 +146,7 @@ def test_no_hostile_body_gets_a_5xx(fuzz_client, operation):
 )
 def test_no_query_with_a_nul_gets_a_5xx(fuzz_client, operation):
     @given(case=operation.as_strategy(), data=st.data())
-    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @fuzz_settings(12)
     def send(case, data):
         path_parameters = dict(case.path_parameters or {})
         if "id" in path_parameters:

@@ -11,8 +11,10 @@ import json
 import pytest
 import schemathesis
 from drf_spectacular.generators import SchemaGenerator
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from schemathesis.core import NotSet
+
+from tests.fuzzing import fuzz_settings
 
 
 def _operations() -> list:
@@ -57,7 +59,7 @@ def test_the_schema_documents_the_mcp_config_field_by_field():
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda op: f"{op.method.upper()} {op.path}")
 def test_no_generated_request_gets_a_500(fuzz_client, operation):
     @given(case=operation.as_strategy())
-    @settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @fuzz_settings(25)
     def send(case):
         path_parameters = dict(case.path_parameters or {})
         # Half the time aim at the real check, so updates get past the 404 and into validation.
