@@ -63,7 +63,7 @@ def test_a_round_claims_nothing_while_another_round_holds_the_probes(settings, m
     assert held
     assert out.getvalue().splitlines() == [
         "Another probe round is still running; this one probed nothing",
-        "1 listings probed (0 listed tools), 0 skipped by robots.txt or their URL, 0 old rows pruned",
+        "1 listing probed (0 listed tools), 0 skipped by robots.txt or their URL, 0 old rows pruned",
     ]
 
 

@@ -42,6 +42,6 @@ class Command(BaseCommand):
             self.stdout.write("Another probe round is still running; this one probed nothing")
             return
         self.stdout.write(
-            f"{report.probed} listings probed ({report.listed} listed tools), "
+            f"{report.probed} listing{'' if report.probed == 1 else 's'} probed ({report.listed} listed tools), "
             f"{report.skipped} skipped by robots.txt or their URL, {report.pruned} old rows pruned"
         )
