@@ -74,10 +74,10 @@ logger = logging.getLogger(__name__)
 
 
 def healthchecks_of(*, organization: Organization) -> QuerySet[Healthcheck]:
-    """Return the organization's healthchecks with what the API shows prefetched."""
+    """Return the organization's healthchecks with what the API shows prefetched (a missing listing is None)."""
     return (
         Healthcheck.objects.filter(organization=organization)
-        .select_related("organization")
+        .select_related("organization", "listing")
         .prefetch_related("regions", "tag_rows")
     )
 

@@ -124,6 +124,104 @@ class CauseSerializer(serializers.Serializer[Healthcheck]):
     since = serializers.DateTimeField(source="cause_since", help_text="When this cause began.")
 
 
+class QuoteState:
+    """Name where the free-tier quote's verification stands (``quote_status``)."""
+
+    NONE = "none"  # no pricing page entered
+    PENDING = "pending"  # not fetched since it was entered
+    FOUND = "found"  # the last fetch found it
+    NOT_FOUND = "not_found"  # the last fetch did not (quote_problem says why)
+    ALL = (NONE, PENDING, FOUND, NOT_FOUND)
+
+
+def quote_state(listing: HealthcheckListing) -> str:
+    """Return where the listing's quote verification stands (one of QuoteState.ALL)."""
+    if not listing.pricing_url:
+        return QuoteState.NONE
+    if listing.quote_checked_at is None:
+        return QuoteState.PENDING
+    return QuoteState.NOT_FOUND if listing.quote_problem else QuoteState.FOUND
+
+
+class HealthcheckListingSerializer(RejectUnknownFields, serializers.ModelSerializer[HealthcheckListing]):
+    """A customer's own listing of their MCP server: the publisher evidence of its scorecard.
+
+    Written whole (PUT); the service (monitors.services.listing_set) checks each field and names it
+    in a 400. Uptimy fetches the pricing page (robots.txt honoured, at most daily) and records when
+    the quote was last found there: scorecard check 12 passes within 90 days of that.
+    """
+
+    namespace = serializers.CharField(
+        max_length=NAMESPACE_MAX,
+        allow_blank=True,  # the service's message says what to enter
+        help_text="The registry-style server name: a reverse-DNS namespace, a slash and a name, e.g. "
+        "`io.github.owner/server` or `com.example/server` (checks 18 and 20 read it).",
+    )
+    website_url = serializers.CharField(
+        max_length=URL_MAX, required=False, allow_blank=True, help_text="The publisher's website (check 18)."
+    )
+    repository_url = serializers.CharField(
+        max_length=URL_MAX,
+        required=False,
+        allow_blank=True,
+        help_text="The source repository (checks 19, 20; a GitHub repository's licence is looked up for 22).",
+    )
+    pricing_url = serializers.CharField(
+        max_length=URL_MAX,
+        required=False,
+        allow_blank=True,
+        help_text="The publisher's page stating the free tier; required with `quote`.",
+    )
+    quote = serializers.CharField(
+        max_length=quotes.QUOTE_MAX,
+        required=False,
+        allow_blank=True,
+        help_text='Text the pricing page states, e.g. "Free tier: 1,000 calls a month". It must say "free" or '
+        '"freemium" (a free trial does not count); case, whitespace and typographic quotes and dashes are '
+        "ignored when it is looked for in the page's visible text.",
+    )
+    quote_status = serializers.SerializerMethodField(
+        help_text="none (no pricing page), pending (not fetched yet), found (the last fetch found it), "
+        "not_found (see quote_problem)."
+    )
+    quote_checked_at = serializers.DateTimeField(read_only=True, help_text="When the page was last fetched.")
+    quote_last_found_at = serializers.DateTimeField(
+        source="quote_found_at",
+        read_only=True,
+        help_text="When a fetch last found the quote: check 12's date (kept when a later fetch does not).",
+    )
+    quote_problem = serializers.CharField(read_only=True, help_text="Why the last fetch did not find it.")
+    quote_next_check_at = serializers.DateTimeField(source="quote_due_at", read_only=True)
+
+    class Meta:
+        model = HealthcheckListing
+        fields = [
+            "namespace",
+            "website_url",
+            "repository_url",
+            "pricing_url",
+            "quote",
+            "quote_status",
+            "quote_checked_at",
+            "quote_last_found_at",
+            "quote_problem",
+            "quote_next_check_at",
+            "updated_at",
+        ]
+        read_only_fields = ["updated_at"]
+
+    @extend_schema_field(serializers.ChoiceField(choices=QuoteState.ALL))
+    def get_quote_status(self, obj: HealthcheckListing) -> str:
+        return quote_state(obj)
+
+
+class HealthcheckListingSummarySerializer(HealthcheckListingSerializer):
+    """Show a listing's five writable fields, as the healthcheck's answer carries it (the rest is at `/listing/`)."""
+
+    class Meta(HealthcheckListingSerializer.Meta):
+        fields = ["namespace", "website_url", "repository_url", "pricing_url", "quote"]
+
+
 class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Healthcheck]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     type = CheckTypeField()
@@ -185,6 +283,12 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
         max_value=120_000,
         help_text="Degraded when the response time in a quorum of regions is above this (ms); null: off.",
     )
+    listing = HealthcheckListingSummarySerializer(
+        read_only=True,
+        allow_null=True,
+        help_text="The MCP check's own listing (its five fields; read and written at `/listing/`), or null. "
+        "Read-only here: a healthcheck write ignores it.",
+    )
 
     class Meta:
         model = Healthcheck
@@ -207,6 +311,7 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
             "cause",
             "in_maintenance",
             "maintenance_until",
+            "listing",
             "next_check_at",
             "created_at",
             "updated_at",
@@ -608,97 +713,6 @@ def check_run_data(outcome: ProbeOutcome, *, checked_at: datetime) -> dict[str, 
     tools = [{"name": tool.name, "required_inputs": list(tool.required_inputs)} for tool in kept.tools]
     result = result_unsaved(kept, checked_at=checked_at)
     return dict(CheckRunSerializer(result, context={"tools": tools, "warnings": list(kept.warnings)}).data)
-
-
-class QuoteState:
-    """Name where the free-tier quote's verification stands (``quote_status``)."""
-
-    NONE = "none"  # no pricing page entered
-    PENDING = "pending"  # not fetched since it was entered
-    FOUND = "found"  # the last fetch found it
-    NOT_FOUND = "not_found"  # the last fetch did not (quote_problem says why)
-    ALL = (NONE, PENDING, FOUND, NOT_FOUND)
-
-
-def quote_state(listing: HealthcheckListing) -> str:
-    """Return where the listing's quote verification stands (one of QuoteState.ALL)."""
-    if not listing.pricing_url:
-        return QuoteState.NONE
-    if listing.quote_checked_at is None:
-        return QuoteState.PENDING
-    return QuoteState.NOT_FOUND if listing.quote_problem else QuoteState.FOUND
-
-
-class HealthcheckListingSerializer(RejectUnknownFields, serializers.ModelSerializer[HealthcheckListing]):
-    """A customer's own listing of their MCP server: the publisher evidence of its scorecard.
-
-    Written whole (PUT); the service (monitors.services.listing_set) checks each field and names it
-    in a 400. Uptimy fetches the pricing page (robots.txt honoured, at most daily) and records when
-    the quote was last found there: scorecard check 12 passes within 90 days of that.
-    """
-
-    namespace = serializers.CharField(
-        max_length=NAMESPACE_MAX,
-        allow_blank=True,  # the service's message says what to enter
-        help_text="The registry-style server name: a reverse-DNS namespace, a slash and a name, e.g. "
-        "`io.github.owner/server` or `com.example/server` (checks 18 and 20 read it).",
-    )
-    website_url = serializers.CharField(
-        max_length=URL_MAX, required=False, allow_blank=True, help_text="The publisher's website (check 18)."
-    )
-    repository_url = serializers.CharField(
-        max_length=URL_MAX,
-        required=False,
-        allow_blank=True,
-        help_text="The source repository (checks 19, 20; a GitHub repository's licence is looked up for 22).",
-    )
-    pricing_url = serializers.CharField(
-        max_length=URL_MAX,
-        required=False,
-        allow_blank=True,
-        help_text="The publisher's page stating the free tier; required with `quote`.",
-    )
-    quote = serializers.CharField(
-        max_length=quotes.QUOTE_MAX,
-        required=False,
-        allow_blank=True,
-        help_text='Text the pricing page states, e.g. "Free tier: 1,000 calls a month". It must say "free" or '
-        '"freemium" (a free trial does not count); case, whitespace and typographic quotes and dashes are '
-        "ignored when it is looked for in the page's visible text.",
-    )
-    quote_status = serializers.SerializerMethodField(
-        help_text="none (no pricing page), pending (not fetched yet), found (the last fetch found it), "
-        "not_found (see quote_problem)."
-    )
-    quote_checked_at = serializers.DateTimeField(read_only=True, help_text="When the page was last fetched.")
-    quote_last_found_at = serializers.DateTimeField(
-        source="quote_found_at",
-        read_only=True,
-        help_text="When a fetch last found the quote: check 12's date (kept when a later fetch does not).",
-    )
-    quote_problem = serializers.CharField(read_only=True, help_text="Why the last fetch did not find it.")
-    quote_next_check_at = serializers.DateTimeField(source="quote_due_at", read_only=True)
-
-    class Meta:
-        model = HealthcheckListing
-        fields = [
-            "namespace",
-            "website_url",
-            "repository_url",
-            "pricing_url",
-            "quote",
-            "quote_status",
-            "quote_checked_at",
-            "quote_last_found_at",
-            "quote_problem",
-            "quote_next_check_at",
-            "updated_at",
-        ]
-        read_only_fields = ["updated_at"]
-
-    @extend_schema_field(serializers.ChoiceField(choices=QuoteState.ALL))
-    def get_quote_status(self, obj: HealthcheckListing) -> str:
-        return quote_state(obj)
 
 
 class ScorecardCheckSerializer(serializers.Serializer[dict[str, Any]]):

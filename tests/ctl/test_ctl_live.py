@@ -18,6 +18,7 @@ from monitors.secrets import decrypt_headers
 from monitors.services import api_key_create
 from tests.ctl.product_text import PRODUCT_TEXT_FILE
 from uptimy.ctl.cli import main
+from uptimy.ctl.client import Api
 
 pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
 
@@ -153,6 +154,41 @@ def test_export_round_trips_through_apply_with_no_changes(ctl, monkeypatch, tmp_
     assert exported.count("listing:") == 1  # the monitors without one have none written
     assert again[0] == 0
     assert again[1].startswith("No changes: 3 monitors match"), again
+
+
+@pytest.fixture
+def requests_made(monkeypatch):
+    """Record the (method, path) of every request uptimyctl makes; each is still made."""
+    made: list[tuple[str, str]] = []
+    real = Api.request
+
+    def recorded(self, method, path, **kwargs):
+        made.append((method, path.split("?")[0]))
+        return real(self, method, path, **kwargs)
+
+    monkeypatch.setattr(Api, "request", recorded)
+    return made
+
+
+@pytest.mark.parametrize(
+    ("command", "shown"),
+    [
+        (("export",), "      namespace: com.example/docs\n"),
+        (("diff", "-f", "FILE"), "No changes: 3 monitors match"),
+    ],
+)
+def test_listings_are_read_from_the_healthcheck_list_not_a_request_per_monitor(
+    ctl, requests_made, command, shown
+):
+    ctl("apply", "-f", "FILE", file=LISTED)
+    requests_made.clear()
+
+    code, out, _ = ctl(*command)
+
+    assert code == 0
+    assert shown in out
+    assert not [path for _, path in requests_made if path.endswith("/listing/")]
+    assert requests_made.count(("GET", "/api/v1/healthchecks/")) == 1
 
 
 def test_a_listing_is_set_after_its_monitor_is_created_and_changed_field_by_field(ctl):

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from uptimy.ctl.plan import Change, PlanRefused, listing_reads, make_plan
+from uptimy.ctl.plan import Change, PlanRefused, make_plan
 from uptimy.ctl.spec import MASK, load
 
 ID_A = "0f1e2d3c-0000-4000-8000-00000000000a"
@@ -34,6 +34,7 @@ def current(name="Docs MCP", id_=ID_A, **changes):
         "tags": [],
         "paused": False,
         "status": "up",
+        "listing": None,
         **changes,
     }
 
@@ -163,16 +164,13 @@ def test_an_unset_header_variable_is_missing_unless_a_stored_value_stands_in(hav
 
 
 def stored_listing(**changes):
-    """Return a listing as the API answers it: the five fields and the read-only ones."""
+    """Return a listing as the healthcheck's answer carries it: its five fields."""
     return {
         "namespace": "com.example/docs",
         "website_url": "https://example.com/",
         "repository_url": "",
         "pricing_url": "",
         "quote": "",
-        "quote_status": "none",
-        "quote_checked_at": None,
-        "updated_at": "2026-12-01T00:00:00Z",
         **changes,
     }
 
@@ -225,9 +223,7 @@ LISTING = "  listing: {namespace: com.example/docs, website_url: 'https://exampl
     ],
 )
 def test_a_listing_is_compared_whole_and_put_or_deleted(entry, have, expected, action):
-    listings = {} if have is None else {ID_A: have}
-
-    plan = make_plan(monitors(DOCS + entry), [current()], listings=listings)
+    plan = make_plan(monitors(DOCS + entry), [current(listing=have)])
 
     update = plan.updates[0] if plan.updates else None
     assert (update.changes if update else []) == expected
@@ -235,7 +231,7 @@ def test_a_listing_is_compared_whole_and_put_or_deleted(entry, have, expected, a
 
 
 def test_a_listing_alone_changes_sends_no_patch():
-    plan = make_plan(monitors(DOCS + LISTING), [current()], listings={})
+    plan = make_plan(monitors(DOCS + LISTING), [current()])
 
     assert plan.updates[0].send == []
     assert plan.updates[0].listing == "put"
@@ -246,13 +242,3 @@ def test_a_new_monitor_puts_its_listing_after_it_is_created():
 
     assert create.listing == "put"
     assert make_plan(monitors(DOCS), []).creates[0].listing is None
-
-
-def test_listings_are_read_only_for_the_monitors_whose_entry_writes_one():
-    renamed = (
-        f"- name: Docs\n  key: {ID_B}\n  type: mcp\n  target: https://mcp.example.com/mcp\n  listing: null\n"
-    )
-    found = monitors(DOCS + LISTING + renamed + "- name: Other\n  type: mcp\n  target: https://o.example/\n")
-    have = [current(), current(name="Old docs", id_=ID_B), current(name="Other", id_="c")]
-
-    assert listing_reads(found, have) == [ID_A, ID_B]

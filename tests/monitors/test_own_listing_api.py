@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from monitors.models import Healthcheck, HealthcheckListing
 from monitors.services import healthcheck_create
@@ -246,3 +248,96 @@ def test_every_refused_field_is_named_at_once(client, mcp_check):
 
     assert answer.status_code == 400
     assert set(answer.json()) == {"namespace", "website_url", "quote"}
+
+
+def healthcheck_url(healthcheck: Healthcheck) -> str:
+    return f"/api/v1/healthchecks/{healthcheck.public_id}/"
+
+
+def test_the_healthcheck_answer_carries_its_listing_s_five_fields(client, mcp_check):
+    client.put(listing_url(mcp_check), LISTING, format="json")
+
+    shown = client.get(healthcheck_url(mcp_check)).json()
+    [listed] = client.get("/api/v1/healthchecks/").json()["results"]
+
+    assert shown["listing"] == LISTING
+    assert listed["listing"] == LISTING
+
+
+def test_a_healthcheck_without_a_listing_carries_null(client, org, now, mcp_check):
+    healthcheck_create(
+        organization=org, name="site", check_type=HTTP, config={"uri": "https://acme.example/"}, now=now
+    )
+
+    listed = client.get("/api/v1/healthchecks/").json()["results"]
+
+    assert client.get(healthcheck_url(mcp_check)).json()["listing"] is None
+    assert [item["listing"] for item in listed] == [None, None]
+
+
+@pytest.mark.parametrize("method", ["put", "patch"])
+def test_a_listing_sent_in_a_healthcheck_write_is_ignored_like_other_read_only_fields(
+    client, mcp_check, method
+):
+    client.put(listing_url(mcp_check), LISTING, format="json")
+    shown = client.get(healthcheck_url(mcp_check)).json()
+    body = {
+        "name": "renamed",
+        "type": "mcp",
+        "config": {"uri": "https://mcp.example.com/mcp"},
+        "status": "down",
+        "listing": {"namespace": "com.x/y"},
+    }
+
+    answer = getattr(client, method)(healthcheck_url(mcp_check), body, format="json")
+
+    assert answer.status_code == 200, answer.json()
+    assert (answer.json()["name"], answer.json()["status"]) == ("renamed", shown["status"])
+    assert answer.json()["listing"] == LISTING
+    assert HealthcheckListing.objects.get().namespace == LISTING["namespace"]
+
+
+def test_a_listing_sent_when_creating_a_healthcheck_is_ignored(client):
+    body = {
+        "name": "new",
+        "type": "mcp",
+        "config": {"uri": "https://mcp.example.com/mcp"},
+        "listing": LISTING,
+    }
+
+    answer = client.post("/api/v1/healthchecks/", body, format="json")
+
+    assert answer.status_code == 201, answer.json()
+    assert answer.json()["listing"] is None
+    assert not HealthcheckListing.objects.exists()
+
+
+def test_the_list_reads_as_many_queries_however_many_checks_have_a_listing(client, org, now, mcp_check):
+    client.put(listing_url(mcp_check), LISTING, format="json")
+    with CaptureQueriesContext(connection) as one:
+        client.get("/api/v1/healthchecks/")
+    for index in range(4):
+        more = healthcheck_create(
+            organization=org,
+            name=f"docs {index}",
+            check_type=MCP,
+            config={"uri": "https://mcp.example.com/mcp"},
+            now=now,
+        )
+        client.put(listing_url(more), LISTING, format="json")
+
+    with CaptureQueriesContext(connection) as five:
+        page = client.get("/api/v1/healthchecks/").json()
+
+    assert [item["listing"] for item in page["results"]] == [LISTING] * 5
+    assert len(five) == len(one)
+
+
+def test_the_openapi_schema_documents_the_healthcheck_s_listing_as_a_nullable_read_only_object(client):
+    schemas = client.get("/api/v1/schema/?format=json").json()["components"]["schemas"]
+
+    listing = schemas["Healthcheck"]["properties"]["listing"]
+    assert listing["readOnly"] is True
+    assert listing["oneOf"] == [{"$ref": "#/components/schemas/HealthcheckListingSummary"}, {"type": "null"}]
+    assert list(schemas["HealthcheckListingSummary"]["properties"]) == list(LISTING)
+    assert "listing" not in schemas["HealthcheckRequest"]["properties"]

@@ -32,7 +32,6 @@ from uptimy.ctl.plan import (
     Plan,
     PlanRefused,
     Update,
-    listing_reads,
     make_plan,
 )
 from uptimy.ctl.spec import MASK, Monitor, Problem, Spec, SpecInvalid, load
@@ -138,8 +137,7 @@ def cmd_export(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     api, _ = _api(env)
     with api:
         healthchecks = api.healthchecks()
-        listings = api.listings(export.listed(healthchecks))
-    print(export.dump(healthchecks, listings=listings, source=api.base_url), end="")
+    print(export.dump(healthchecks, source=api.base_url), end="")
     return OK
 
 
@@ -233,12 +231,9 @@ def _plan_and_apply(args: argparse.Namespace, env: Mapping[str, str], *, apply: 
     with api:
         limits = Limits.fetch(api)
         current = api.healthchecks()
-        listings = api.listings(listing_reads(spec.monitors, current))
         problems = limits.problems(spec.monitors)
         try:
-            plan = make_plan(
-                spec.monitors, current, listings=listings, prune=args.prune, send_headers=args.send_headers
-            )
+            plan = make_plan(spec.monitors, current, prune=args.prune, send_headers=args.send_headers)
         except PlanRefused as exc:
             return _refused(report, problems + exc.problems, filename, as_json)
         too_many = limits.count_problem(after=len(current) + len(plan.creates) - len(plan.deletes))

@@ -119,20 +119,6 @@ class Api:
     def delete(self, healthcheck_id: str) -> None:
         self.request("DELETE", f"{HEALTHCHECKS}{healthcheck_id}/")
 
-    def listing(self, healthcheck_id: str) -> dict[str, Any] | None:
-        """Return the healthcheck's own listing, or None when it has none (the API's 404)."""
-        try:
-            return dict(self.request("GET", f"{HEALTHCHECKS}{healthcheck_id}/listing/"))
-        except ApiError as exc:
-            if exc.status == 404:
-                return None
-            raise
-
-    def listings(self, healthcheck_ids: list[str]) -> dict[str, dict[str, Any]]:
-        """Return the listings of those of ``healthcheck_ids`` that have one, by id: a request each."""
-        found = {hc_id: self.listing(hc_id) for hc_id in healthcheck_ids}
-        return {hc_id: listing for hc_id, listing in found.items() if listing is not None}
-
     def set_listing(self, healthcheck_id: str, body: dict[str, Any]) -> dict[str, Any]:
         """Replace the healthcheck's listing whole (PUT)."""
         return dict(self.request("PUT", f"{HEALTHCHECKS}{healthcheck_id}/listing/", json=body))

@@ -4,13 +4,13 @@ Config keys equal to the check type's defaults (as its own parser fills them in)
 header values, which the API never shows, become ``${…}`` references to environment variables
 named after the monitor and the header. Applying the file with those variables unset keeps the
 stored values; setting them sends the new values. An MCP monitor's listing is written with the
-fields that are set (the file leaves out the empty ones, which is what a missing key means).
+fields that are set (the file leaves out the empty ones, which is what a missing key means), as
+the healthcheck's answer carries it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any
 
 import yaml
@@ -62,29 +62,17 @@ def to_yaml(data: Any) -> str:
     return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, default_flow_style=False)
 
 
-def listed(healthchecks: list[dict[str, Any]]) -> list[str]:
-    """Return the ids of the healthchecks a file may write a listing for: the MCP ones."""
-    return [str(hc["id"]) for hc in healthchecks if hc["type_name"] == F.LISTING_TYPE]
-
-
-def entries(
-    healthchecks: list[dict[str, Any]], listings: Mapping[str, dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """Return monitor entries of ``healthchecks``, by name, with the ``listings`` (by id) of MCP ones."""
-    listings = listings or {}
+def entries(healthchecks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Return monitor entries of ``healthchecks``, by name, each with its listing when it has one."""
     return [
-        F.file_entry(
-            hc,
-            config=file_config(hc),
-            listing=listings.get(str(hc["id"])) if hc["type_name"] == F.LISTING_TYPE else None,
-        )
+        F.file_entry(hc, config=file_config(hc), listing=hc.get(F.LISTING))
         for hc in sorted(healthchecks, key=lambda hc: hc["name"])
     ]
 
 
-def dump(healthchecks: list[dict[str, Any]], *, listings: Mapping[str, dict[str, Any]], source: str) -> str:
-    """Return the monitors file of ``healthchecks`` and their ``listings``, with a comment saying where it came from."""
-    written = entries(healthchecks, listings)
+def dump(healthchecks: list[dict[str, Any]], *, source: str) -> str:
+    """Return the monitors file of ``healthchecks``, with a comment saying where it came from."""
+    written = entries(healthchecks)
     body = to_yaml({"monitors": written})
     variables = sorted(
         {ref[2:-1] for hc in written for ref in hc.get("config", {}).get("headers", {}).values()}

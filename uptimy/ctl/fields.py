@@ -7,7 +7,8 @@ fields under the API's own names (``interval``, ``regions``, ``tags``, ``paused`
 ``recheck_count``, ``recheck_delay_seconds``, ``quorum``, ``degraded_threshold_ms``). ``key`` is
 the client's own: a monitor's API id, to match it by something other than its name. ``listing``
 (MCP monitors only) is the check's own directory listing, a sub-resource of the API
-(``/api/v1/healthchecks/{id}/listing/``), its keys the API's (``LISTING_FIELDS``).
+(``/api/v1/healthchecks/{id}/listing/``, where it is written) that the healthcheck's answer
+carries read-only, its keys the API's (``LISTING_FIELDS``).
 """
 
 from __future__ import annotations

@@ -8,13 +8,12 @@ whenever the config is, or for every monitor when ``send_headers`` asks.
 
 A monitor's listing is its own resource: compared whole (a key the file's ``listing:`` leaves out
 is empty) when the entry writes ``listing:``, and, like any field, left as it is when the entry
-leaves ``listing`` out; ``listing: null`` removes it. The API's healthchecks don't carry their
-listings, so the caller reads those of the healthchecks :func:`listing_reads` names and passes them.
+leaves ``listing`` out; ``listing: null`` removes it. The stored listing is the one the API's
+healthcheck carries (its ``listing``, null when it has none).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -95,28 +94,14 @@ class PlanRefused(Exception):
         super().__init__("; ".join(p.message for p in problems))
 
 
-def listing_reads(monitors: list[Monitor], current: list[dict[str, Any]]) -> list[str]:
-    """Return the ids of the ``current`` healthchecks whose listing the plan compares: those an entry
-    that writes ``listing:`` names, by key or by name (a name that matches several is refused later)."""
-    wanted_ids = {m.key.strip().lower() for m in monitors if m.writes_listing and m.key is not None}
-    wanted_names = {m.name for m in monitors if m.writes_listing and m.key is None}
-    return [str(hc["id"]) for hc in current if str(hc["id"]) in wanted_ids or hc["name"] in wanted_names]
-
-
 def make_plan(
     monitors: list[Monitor],
     current: list[dict[str, Any]],
     *,
-    listings: Mapping[str, dict[str, Any]] | None = None,
     prune: bool = False,
     send_headers: bool = False,
 ) -> Plan:
-    """Return what applying ``monitors`` to the organization's ``current`` healthchecks changes.
-
-    ``listings`` holds the stored listing of each healthcheck :func:`listing_reads` names that has
-    one (by id, as the API answers it); one it lacks has none.
-    """
-    listings = listings or {}
+    """Return what applying ``monitors`` to the organization's ``current`` healthchecks changes."""
     plan = Plan()
     problems: list[Problem] = []
     by_id = {str(hc["id"]): hc for hc in current}
@@ -140,7 +125,7 @@ def make_plan(
         matched.add(str(found["id"]))
         _refuse_unresolved(monitor, plan.missing_secrets, creating=False, current=found)
         changes, send = compare(monitor, found, send_headers=send_headers)
-        listing_changes, listing = compare_listing(monitor, listings.get(str(found["id"])))
+        listing_changes, listing = compare_listing(monitor, found.get(F.LISTING))
         changes += listing_changes
         if changes:
             plan.updates.append(Update(monitor, found, changes, send, listing))
