@@ -8,6 +8,7 @@ from alerts.services import outbox_consume
 from mcpserver import tools
 from mcpserver.auth import Grant
 from monitors.models import Healthcheck
+from monitors.services import listing_set
 from tests.alerts.conftest import status_change
 
 pytestmark = pytest.mark.django_db
@@ -246,6 +247,26 @@ def test_get_monitor_shows_settings_status_and_each_regions_newest_result(grant)
     assert (shown["name"], shown["type_name"], shown["status"]) == ("Docs", "mcp", "pending")
     assert [region["region"] for region in shown["regions_now"]] == ["ap-southeast", "eu-west", "us-east"]
     assert all(region["latest"] is None for region in shown["regions_now"])
+
+
+def test_get_monitor_shows_the_monitor_s_listing_as_the_api_does(grant, now):
+    monitor_id = add(grant, {"url": URL, "name": "Docs"})["added"][0]["id"]
+    assert tools.get_monitor(grant, monitor_id, base_url=BASE)["listing"] is None
+    listing_set(
+        healthcheck=Healthcheck.objects.get(public_id=monitor_id),
+        data={"namespace": "com.acme/docs"},
+        now=now,
+    )
+
+    shown = tools.get_monitor(grant, monitor_id, base_url=BASE)
+
+    assert shown["listing"] == {
+        "namespace": "com.acme/docs",
+        "website_url": "",
+        "repository_url": "",
+        "pricing_url": "",
+        "quote": "",
+    }
 
 
 def test_pause_then_resume_by_name(grant):
