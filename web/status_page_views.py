@@ -42,7 +42,7 @@ from statuspages.models import (
     Subscriber,
 )
 from web.access import Seat, member_view
-from web.api_errors import field_errors
+from web.api_errors import field_errors, saved
 from web.confirm import confirm_delete
 
 _Row = TypeVar("_Row", bound=Model)
@@ -96,14 +96,14 @@ def status_pages(request: HttpRequest, seat: Seat) -> HttpResponse:
     values = _typed(request.POST, PAGE_FIELDS)
     body = {key: value for key, value in values.items() if value or key in {"slug", "title"}}
     serializer = StatusPageSerializer(data=body)
-    if not serializer.is_valid():
-        return _list_page(request, seat, values, field_errors(serializer.errors))
-    try:
-        page = page_services.status_page_create(
+    page, errors = saved(
+        serializer,
+        lambda: page_services.status_page_create(
             organization=seat.organization, changes=serializer.validated_data
-        )
-    except ServiceError as refused:
-        return _list_page(request, seat, values, {refused.field: [refused.message]})
+        ),
+    )
+    if page is None:
+        return _list_page(request, seat, values, errors)
     messages.success(request, f"Created the status page {page.title}; add components to show on it.")
     return redirect("web:status-page", public_id=page.public_id)
 
@@ -202,17 +202,12 @@ def status_page(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespons
         key: value for key, value in values.items() if key in request.POST and (key != "password" or value)
     }
     serializer = StatusPageSerializer(page, data=body, partial=True)
-    if not serializer.is_valid():
-        return _detail(
-            request, seat, page, form="settings", values=values, errors=field_errors(serializer.errors)
-        )
-    try:
-        page_services.status_page_update(page=page, changes=serializer.validated_data)
-    except ServiceError as refused:
-        page.refresh_from_db()
-        return _detail(
-            request, seat, page, form="settings", values=values, errors={refused.field: [refused.message]}
-        )
+    _, errors = saved(
+        serializer, lambda: page_services.status_page_update(page=page, changes=serializer.validated_data)
+    )
+    if errors:
+        page.refresh_from_db()  # as stored: a refused change leaves nothing behind
+        return _detail(request, seat, page, form="settings", values=values, errors=errors)
     messages.success(request, f"Saved {page.title}.")
     return redirect("web:status-page", public_id=page.public_id)
 
@@ -258,16 +253,11 @@ def component_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespo
     if values["group"]:
         body["group"] = values["group"]
     serializer = ComponentSerializer(data=body)
-    if not serializer.is_valid():
-        return _detail(
-            request, seat, page, form="component", values=values, errors=field_errors(serializer.errors)
-        )
-    try:
-        component = page_services.component_create(page=page, changes=serializer.to_service_changes())
-    except ServiceError as refused:
-        return _detail(
-            request, seat, page, form="component", values=values, errors={refused.field: [refused.message]}
-        )
+    component, errors = saved(
+        serializer, lambda: page_services.component_create(page=page, changes=serializer.to_service_changes())
+    )
+    if component is None:
+        return _detail(request, seat, page, form="component", values=values, errors=errors)
     messages.success(
         request, f"Added {component.display_name or component.healthcheck.name} to {page.title}."
     )
@@ -345,14 +335,12 @@ def incident_edit(request: HttpRequest, seat: Seat, public_id: str, incident_id:
     values: dict[str, Any] = _typed(request.POST, ("title", "impact"))
     values["components"] = request.POST.getlist("components")
     serializer = PublishedIncidentSerializer(incident, data=values, partial=True)
-    errors = {} if serializer.is_valid() else field_errors(serializer.errors)
-    if not errors:
-        try:
-            page_services.incident_update(
-                incident=incident, changes=serializer.validated_data, now=timezone.now()
-            )
-        except ServiceError as refused:
-            errors = {refused.field: [refused.message]}
+    _, errors = saved(
+        serializer,
+        lambda: page_services.incident_update(
+            incident=incident, changes=serializer.validated_data, now=timezone.now()
+        ),
+    )
     if errors:
         return _detail(request, seat, page, form=f"edit-{incident.public_id}", values=values, errors=errors)
     messages.success(request, f"Saved {incident.title}.")
@@ -523,12 +511,10 @@ def component_edit(request: HttpRequest, seat: Seat, public_id: str, component_i
         return _component_page(request, seat, page, component)
     values, body = _component_body(request.POST)
     serializer = ComponentSerializer(component, data=body)
-    errors = {} if serializer.is_valid() else field_errors(serializer.errors)
-    if not errors:
-        try:
-            page_services.component_update(component=component, changes=serializer.to_service_changes())
-        except ServiceError as refused:
-            errors = {refused.field: [refused.message]}
+    _, errors = saved(
+        serializer,
+        lambda: page_services.component_update(component=component, changes=serializer.to_service_changes()),
+    )
     if errors:
         component = _component(page, component_id)  # as stored: a refused change leaves nothing behind
         return _component_page(request, seat, page, component, values=values, errors=errors)
@@ -558,12 +544,10 @@ def component_group_set(request: HttpRequest, seat: Seat, public_id: str, compon
     component = _component(page, component_id)
     values = _typed(request.POST, ("group",))
     serializer = ComponentSerializer(component, data={"group": values["group"] or None}, partial=True)
-    errors = {} if serializer.is_valid() else field_errors(serializer.errors)
-    if not errors:
-        try:
-            page_services.component_update(component=component, changes=serializer.to_service_changes())
-        except ServiceError as refused:
-            errors = {refused.field: [refused.message]}
+    _, errors = saved(
+        serializer,
+        lambda: page_services.component_update(component=component, changes=serializer.to_service_changes()),
+    )
     if errors:
         return _detail(
             request, seat, page, form=f"group-of-{component.public_id}", values=values, errors=errors

@@ -34,7 +34,7 @@ from monitors.api.serializers import (
     MaintenanceWindowSerializer,
     quote_state,
 )
-from monitors.errors import ConfigInvalid, FieldsInvalid, ServiceError
+from monitors.errors import ConfigInvalid, ServiceError
 from monitors.models import ApiKey, Healthcheck, Invitation, MaintenanceWindow, Membership
 from monitors.roles import UNKNOWN_ROLE
 from monitors.secrets import SecretUnreadable
@@ -53,7 +53,7 @@ from web import alert_policy_form, channel_form, maintenance_form
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import SESSION_ORGANIZATION, Seat, member_view
-from web.api_errors import field_errors
+from web.api_errors import saved
 from web.confirm import confirm_delete
 from web.forms import ROLE_CHOICES, ApiKeyForm, InviteForm, RateLimitedLoginForm, RoleForm, SignupForm
 from web.results import ResultView, view_of_outcome
@@ -490,17 +490,14 @@ def healthcheck_listing(request: HttpRequest, seat: Seat, public_id: str) -> Htt
         return redirect("web:healthcheck", public_id=healthcheck.public_id)
     values = {field: str(request.POST.get(field, "")) for field in listings.LISTING_FIELDS}
     serializer = HealthcheckListingSerializer(data=values)
-    if not serializer.is_valid():
-        return _listing_page(request, seat, healthcheck, values, field_errors(serializer.errors), status=400)
-    try:
-        services.listing_set(healthcheck=healthcheck, data=serializer.validated_data, now=timezone.now())
-    except FieldsInvalid as invalid:
-        errors = {field: [message] for field, message in invalid.errors.items()}
+    _, errors = saved(
+        serializer,
+        lambda: services.listing_set(
+            healthcheck=healthcheck, data=serializer.validated_data, now=timezone.now()
+        ),
+    )
+    if errors:
         return _listing_page(request, seat, healthcheck, values, errors, status=400)
-    except ServiceError as refused:
-        return _listing_page(
-            request, seat, healthcheck, values, {refused.field: [refused.message]}, status=400
-        )
     messages.success(
         request, "Saved the listing; Uptimy fetches the pricing page within minutes, then daily."
     )
@@ -954,14 +951,14 @@ def alert_policy(request: HttpRequest, seat: Seat) -> HttpResponse:
         return _alert_policy_page(request, seat)
     values = alert_policy_form.typed(request.POST)
     serializer = AlertPolicySerializer(data=alert_policy_form.api_body(values))
-    if not serializer.is_valid():
-        return _alert_policy_page(request, seat, values, field_errors(serializer.errors), status=400)
-    try:
-        alert_services.alert_policy_put(
+    _, errors = saved(
+        serializer,
+        lambda: alert_services.alert_policy_put(
             organization=seat.organization, healthcheck=None, **serializer.to_service_changes()
-        )
-    except ServiceError as refused:
-        return _alert_policy_page(request, seat, values, {refused.field: [refused.message]}, status=400)
+        ),
+    )
+    if errors:
+        return _alert_policy_page(request, seat, values, errors, status=400)
     messages.success(request, "Saved the default alert policy.")
     return redirect("web:alert-policy")
 
@@ -1016,14 +1013,14 @@ def maintenance(request: HttpRequest, seat: Seat) -> HttpResponse:
         return _maintenance_page(request, seat)
     values = maintenance_form.typed(request.POST)
     serializer = MaintenanceWindowSerializer(data=maintenance_form.api_body(values))
-    if not serializer.is_valid():
-        return _maintenance_page(request, seat, values, field_errors(serializer.errors), status=400)
-    try:
-        window = services.maintenance_window_create(
+    window, errors = saved(
+        serializer,
+        lambda: services.maintenance_window_create(
             organization=seat.organization, **serializer.to_service_changes()
-        )
-    except ServiceError as refused:
-        return _maintenance_page(request, seat, values, {refused.field: [refused.message]}, status=400)
+        ),
+    )
+    if window is None:
+        return _maintenance_page(request, seat, values, errors, status=400)
     messages.success(request, f"Added the maintenance window {window.name}.")
     return redirect("web:maintenance")
 
@@ -1066,14 +1063,14 @@ def maintenance_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
         return _maintenance_edit_page(request, seat, window, maintenance_form.values_of(window))
     values = maintenance_form.typed(request.POST)
     serializer = MaintenanceWindowSerializer(window, data=maintenance_form.edit_body(values, window))
-    if not serializer.is_valid():
-        return _maintenance_edit_page(request, seat, window, values, field_errors(serializer.errors))
-    try:
-        services.maintenance_window_update(
+    _, errors = saved(
+        serializer,
+        lambda: services.maintenance_window_update(
             window=window, changes=serializer.to_service_changes(), partial=False
-        )
-    except ServiceError as refused:
-        return _maintenance_edit_page(request, seat, window, values, {refused.field: [refused.message]})
+        ),
+    )
+    if errors:
+        return _maintenance_edit_page(request, seat, window, values, errors)
     messages.success(request, f"Saved the maintenance window {window.name}.")
     return redirect("web:maintenance")
 
@@ -1126,13 +1123,14 @@ def report_settings(request: HttpRequest, seat: Seat) -> HttpResponse:
         return _reports_page(request, seat)
     typed = {key: request.POST.get(key, "").strip() for key in ("sla_target", "time_zone")}
     serializer = ReportSettingsSerializer(data={key: value for key, value in typed.items() if value})
-    if not serializer.is_valid():
-        errors = {key: [str(m) for m in messages] for key, messages in serializer.errors.items()}
+    _, errors = saved(
+        serializer,
+        lambda: report_services.report_settings_update(
+            organization=seat.organization, **serializer.validated_data
+        ),
+    )
+    if errors:
         return _reports_page(request, seat, errors, status=400, **typed)
-    try:
-        report_services.report_settings_update(organization=seat.organization, **serializer.validated_data)
-    except ServiceError as refused:
-        return _reports_page(request, seat, {refused.field: [refused.message]}, status=400, **typed)
     messages.success(request, "Saved the report settings.")
     return redirect("web:reports")
 
