@@ -48,7 +48,8 @@ from alerts.channels.base import (
     require_fields,
     string_field,
 )
-from alerts.channels.http import Refused, Request, exchange, run_sync, verdict, within_deadline
+from alerts.channels.http import Refused, Request, exchange, verdict, within_deadline
+from probes.runner import run_sync
 
 MAX_URL = 2048
 # The most HTTP requests one delivery may make (a plugin may look something up first).

@@ -13,13 +13,12 @@ whose sentence names the host only, never a path, a query or a secret the receiv
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import httpx
 
@@ -27,7 +26,7 @@ from alerts.channels.base import Attempt
 from probes import wire
 from probes.connection import CheckFailed, Connection, host_of, text_message
 from probes.redact import Redactor, redacting
-from probes.runner import default_ssl_context
+from probes.runner import default_ssl_context, run_sync
 from probes.types import FailureKind
 
 # What a delivery reads of an answer: enough for an error message or an API's JSON reply.
@@ -258,16 +257,6 @@ def send_requests(
         return Attempt(
             ok=False, duration=time.perf_counter() - started, error=exc.sentence, permanent=exc.permanent
         )
-
-
-def run_sync(factory: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine to its end from synchronous code (on a thread of its own if a loop is running here)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(factory())
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(factory())).result()
 
 
 def target_problem(
