@@ -128,8 +128,8 @@ def test_the_tree_keeps_every_contract(tree):
                 REGISTRY,
             ],
         ),
-        # monitors brings Django with it: the engine breaks its contracts, the quote fetcher's and
-        # the client metadata fetch's (both run their fetch with probes.runner.run_sync).
+        # monitors brings Django with it: the engine breaks its contracts, the alert channels', the
+        # quote fetcher's and the client metadata fetch's (all run their fetch with probes.runner.run_sync).
         ("probes/runner.py", "import monitors.models", [FLOORS, PURE, CHANNELS, QUOTES, SIGNIN_METADATA]),
         # The uptime maths reads the rules' default quorum: an impure rule makes it impure too.
         ("monitors/rules.py", "import uptimy.celery", [FLOORS, UPTIME, REPORTS]),
