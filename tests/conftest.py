@@ -19,6 +19,7 @@ from rest_framework.test import APIClient
 
 from monitors.models import ApiKey, Organization, Plan
 from monitors.services import api_key_create, organization_create
+from tests.clock import current_offset, describe_offset, frozen_at
 from tests.live_uptimy import LiveUptimy, start_uptimy
 from tests.peers.peer_support import free_port
 
@@ -47,8 +48,32 @@ def service_missing(what: str) -> NoReturn:
     )
 
 
+def pytest_report_header() -> str:
+    return describe_offset(current_offset(), now=datetime.now(UTC) - current_offset())
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    # Beside the closing line, so that a run's result always says which clock it had.
+    terminalreporter.write_line(describe_offset(current_offset(), now=datetime.now(UTC) - current_offset()))
+
+
+@pytest.fixture(autouse=True)
+def _clock_held_at_now(request) -> Iterator[None]:
+    """Hold every clock at NOW for a test that asks for ``now``, from its first fixture to its last.
+
+    Autouse, so it starts before the test's other fixtures: a check or event a fixture makes is
+    made at NOW too, never at the day the suite happens to run (tests/clock.py).
+    """
+    if "now" not in request.fixturenames:
+        yield
+        return
+    with frozen_at(NOW):
+        yield
+
+
 @pytest.fixture
 def now() -> datetime:
+    """Return the test's fixed instant, NOW; every clock the test's code reads says the same."""
     return NOW
 
 

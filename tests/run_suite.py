@@ -10,17 +10,28 @@ once both have ended, so the two never interleave. The exit status is the first 
 Both runs are children of this process, in its process group: a Ctrl-C (or CI's timeout)
 reaches both, and each pytest tears its fixtures down (stopping its stacks) as it would alone.
 
-Usage: ``python tests/run_suite.py [PYTEST OPTIONS]`` (the options go to both runs).
+With CLOCK_OFFSET set (``45d``, ``36h``, or a later instant such as ``2027-03-28T01:05:00+00:00``)
+every Python process of both runs has its clock moved ahead by the same amount, computed once here
+(tests/clock.py): the suite must pass on any day it runs.
+
+Usage: ``python tests/run_suite.py [PYTEST OPTIONS]`` (the options go to both runs);
+``python tests/run_suite.py --single [PYTEST OPTIONS]`` runs one pytest with them (``make test PYTEST_ARGS=…``).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.clock import ClockOffsetError, describe_offset, parse_offset, shifted_environment  # noqa: E402
+
 E2E = "tests/e2e"
 
 
@@ -33,17 +44,36 @@ def finished(process: subprocess.Popen[bytes]) -> int:
             continue
 
 
+def suite_environment() -> dict[str, str]:
+    """Return this process's environment, shifted as CLOCK_OFFSET asks; say which clock the suite runs on."""
+    now = datetime.now(UTC)
+    offset = parse_offset(os.environ.get("CLOCK_OFFSET") or "0s", now=now)
+    print(describe_offset(offset, now=now), flush=True)
+    return shifted_environment(dict(os.environ), offset) if offset else dict(os.environ)
+
+
 def main(options: list[str]) -> int:
     """Run tests/e2e beside the rest of the suite; return the first non-zero exit status, else 0."""
+    try:
+        env = suite_environment()
+    except ClockOffsetError as error:
+        print(error, file=sys.stderr)
+        return 2
+    if options[:1] == ["--single"]:
+        return finished(subprocess.Popen([sys.executable, "-m", "pytest", *options[1:]], cwd=ROOT, env=env))
     pytest = [sys.executable, "-m", "pytest", *options]
     with tempfile.TemporaryFile(prefix="uptimy-e2e-") as e2e_output:
         # No cache plugin here: both runs would write .pytest_cache's last-failed list, the later
         # one over the other's.
         e2e = subprocess.Popen(
-            [*pytest, "-p", "no:cacheprovider", E2E], cwd=ROOT, stdout=e2e_output, stderr=subprocess.STDOUT
+            [*pytest, "-p", "no:cacheprovider", E2E],
+            cwd=ROOT,
+            env=env,
+            stdout=e2e_output,
+            stderr=subprocess.STDOUT,
         )
         try:
-            rest = finished(subprocess.Popen([*pytest, f"--ignore={E2E}"], cwd=ROOT))
+            rest = finished(subprocess.Popen([*pytest, f"--ignore={E2E}"], cwd=ROOT, env=env))
         finally:
             e2e_code = finished(e2e)
         e2e_output.seek(0)
