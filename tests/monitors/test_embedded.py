@@ -17,6 +17,7 @@ from monitors.worker.execution import execute_batch
 from monitors.worker.outbox import outbox_take_due
 from monitors.worker.scheduling import BATCH_SIZE, Claim, batches_for
 from probes.checks.http import HTTP
+from tests.clock import frozen_at
 from tests.monitors.conftest import Captured, start_sdk_peer, stop
 from tests.monitors.worker_support import (
     CountingTicks,
@@ -336,14 +337,14 @@ def test_a_slow_periodic_job_holds_back_neither_the_tick_nor_its_own_next_period
 def test_a_stopping_worker_keeps_the_batches_it_has_not_started_in_the_outbox():
     worker = EmbeddedWorker(tick_seconds=60)
     recheck = [[7, SLOT.isoformat(), 1]]
-    before = timezone.now()
-    worker.enqueue("eu-west", recheck, 30)
-
-    worker.stop.set()
-    worker.run_forever()
+    with frozen_at(SLOT):
+        worker.enqueue("eu-west", recheck, 30)
+        worker.stop.set()
+        worker.run_forever()
 
     (row,) = OutboxBatch.objects.all()
     assert (row.region, row.items) == ("eu-west", recheck)
-    assert before + timedelta(seconds=29) <= row.publish_after <= timezone.now() + timedelta(seconds=30)
+    # The delay runs on the monotonic clock: what is left of it when the worker stops is a hair under 30 s.
+    assert SLOT + timedelta(seconds=29) <= row.publish_after <= SLOT + timedelta(seconds=30)
     taken = outbox_take_due(now=row.publish_after)
     assert [(batch.region, batch.items) for batch in taken] == [("eu-west", recheck)]
