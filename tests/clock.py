@@ -82,6 +82,17 @@ def describe_offset(offset: timedelta, *, now: datetime) -> str:
     return f"clock: shifted {amount} ahead, to {(now + offset).isoformat(timespec='seconds')}"
 
 
+def real_now() -> datetime:
+    """Return the machine's real time, for dates a program outside Python judges (OpenSSL's certificate dates).
+
+    Shifted or held, Python's clock is not the one OpenSSL, Chromium or PostgreSQL read; a
+    certificate dated by it is "not yet valid" or "expired" to them.
+    """
+    if time_machine.escape_hatch.is_travelling():
+        return time_machine.escape_hatch.datetime.datetime.now(UTC)
+    return datetime.now(UTC)
+
+
 @contextmanager
 def frozen_at(instant: datetime) -> Iterator[datetime]:
     """Stop every clock the code reads at ``instant``: datetime, ``time.time``, ``date.today``, auto_now fields.

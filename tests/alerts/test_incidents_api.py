@@ -9,6 +9,7 @@ import pytest
 from alerts.models import Incident
 from alerts.services import outbox_consume
 from tests.alerts.conftest import kinds_delivered, status_change, timeline
+from tests.clock import frozen_at
 
 pytestmark = pytest.mark.django_db
 
@@ -90,7 +91,8 @@ def test_acknowledging_records_who_and_when_and_tells_the_channels(
     outbox_consume(now=now + timedelta(minutes=1))
     incident = Incident.objects.get()
 
-    response = client.post(f"{URL}{incident.public_id}/acknowledge/")
+    with frozen_at(now + timedelta(minutes=2)):  # after the opening, a minute past the held NOW
+        response = client.post(f"{URL}{incident.public_id}/acknowledge/")
 
     assert response.status_code == 200
     body = response.json()

@@ -30,6 +30,9 @@ def _travel_by_offset() -> None:
         return
     destination = datetime.fromtimestamp(time.time() + float(offset), UTC)
     time_machine.travel(destination, tick=True).start()
+    # time-machine starts a ticking clock at its first reading, not at start(): read it now, or
+    # the process's clock would lag by however long it took to first ask for the time.
+    time.time()
 
 
 _travel_by_offset()

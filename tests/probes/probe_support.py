@@ -25,6 +25,7 @@ from probes.checks.http import HttpConfig
 from probes.checks.mcp import McpConfig
 from probes.runner import ProbeEnv, run_check
 from probes.types import ProbeOutcome
+from tests.clock import real_now
 
 URL = "https://mcp.example.com/mcp"
 PUBLIC_IP = "93.184.216.34"
@@ -523,7 +524,7 @@ def make_certs(tmp_path: Any, *, expired: bool = False, host: str = "localhost")
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
-    now = dt.datetime.now(dt.UTC)
+    now = real_now()  # OpenSSL judges the dates by the machine's clock, shifted run or not
     start, end = (
         (now - dt.timedelta(days=30), now - dt.timedelta(days=1))
         if expired
