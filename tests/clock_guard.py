@@ -88,7 +88,9 @@ def fixed_instants(tree: ast.Module, imported: dict[str, set[str]]) -> set[str]:
     for statement in tree.body:
         if isinstance(statement, ast.ImportFrom) and statement.module in imported:
             fixed |= {
-                alias.asname or alias.name for alias in statement.names if alias.name in imported[statement.module]
+                alias.asname or alias.name
+                for alias in statement.names
+                if alias.name in imported[statement.module]
             }
         elif isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
             targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
@@ -117,7 +119,10 @@ def _holds_clock(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     decorated = any(_called_name(getattr(d, "func", d)) in _HOLDERS for d in function.decorator_list)
     held = any(
         isinstance(node, ast.With | ast.AsyncWith)
-        and any(_called_name(getattr(item.context_expr, "func", item.context_expr)) in _HOLDERS for item in node.items)
+        and any(
+            _called_name(getattr(item.context_expr, "func", item.context_expr)) in _HOLDERS
+            for item in node.items
+        )
         for node in ast.walk(function)
     )
     return decorated or held
