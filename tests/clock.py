@@ -68,6 +68,17 @@ def shifted_environment(environment: dict[str, str], offset: timedelta) -> dict[
     }
 
 
+def clock_environment() -> dict[str, str]:
+    """Return the variables that carry this run's clock shift, for a child given a bare environment.
+
+    The shift is the machine's day, not a setting of Uptimy: a test that starts a process with
+    "nothing a new user would have" still starts it on the suite's clock.
+    """
+    if OFFSET_VARIABLE not in os.environ:
+        return {}
+    return {OFFSET_VARIABLE: os.environ[OFFSET_VARIABLE], "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
+
+
 def current_offset() -> timedelta:
     """Return how far ahead this run's clock is (zero on an unshifted run)."""
     return timedelta(seconds=float(os.environ.get(OFFSET_VARIABLE) or 0))

@@ -16,6 +16,8 @@ from pathlib import Path
 
 from django.db import connection
 
+from tests.clock import clock_environment
+
 ROOT = Path(__file__).resolve().parents[1]
 
 WEB_PROCESS = """
@@ -46,6 +48,7 @@ def test_ten_requests_in_the_web_process_open_at_most_two_connections(postgres, 
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
+        **clock_environment(),
         "DATABASE_URL": database_url(),
         "SECRET_KEY": "pool-test-secret-key-" + "x" * 40,
         "UPTIMY_SECRETS_KEY": settings.UPTIMY_SECRETS_KEY,

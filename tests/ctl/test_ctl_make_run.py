@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.clock import clock_environment
 from tests.ctl.product_text import PRODUCT_TEXT_FILE
 
 SECRET = "upt-make-run-secret-0815"
@@ -23,6 +24,7 @@ def test_apply_apply_again_export_and_prune_against_make_run(live_uptimy, tmp_pa
     env = {
         "PATH": os.environ["PATH"],
         "HOME": str(tmp_path),
+        **clock_environment(),
         "UPTIMY_API_URL": live_uptimy.base,
         "UPTIMY_API_KEY": live_uptimy.create_key(read_only=False, organization="ctl-journey"),
         "DOCS_MCP_KEY": SECRET,

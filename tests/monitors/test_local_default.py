@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.clock import clock_environment
 from uptimy import local_secrets
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,13 @@ print(json.dumps({
 def bare_env(var_dir: Path, **extra: str) -> dict[str, str]:
     """Return an environment with none of Uptimy's settings: what `make run` sees on a fresh machine."""
     keep = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
-    return {**keep, "DJANGO_SETTINGS_MODULE": "uptimy.settings", "UPTIMY_VAR_DIR": str(var_dir), **extra}
+    return {
+        **keep,
+        **clock_environment(),
+        "DJANGO_SETTINGS_MODULE": "uptimy.settings",
+        "UPTIMY_VAR_DIR": str(var_dir),
+        **extra,
+    }
 
 
 def python(code: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -322,6 +329,7 @@ import django
 django.setup()
 from django.conf import settings
 from monitors.secrets import encrypt_headers
+
 failures = []
 for use in (lambda: settings.SECRET_KEY, lambda: encrypt_headers({"X-Key": "value"})):
     try:

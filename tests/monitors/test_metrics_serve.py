@@ -24,6 +24,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.clock import clock_environment
+
 ROOT = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 90.0
 
@@ -132,7 +134,12 @@ def free_port() -> int:
 def server(tmp_path_factory) -> Iterator[Server]:
     var_dir = tmp_path_factory.mktemp("serve-metrics")
     keep = {name: os.environ[name] for name in ("PATH", "HOME", "LANG") if name in os.environ}
-    env = {**keep, "DJANGO_SETTINGS_MODULE": "uptimy.settings", "UPTIMY_VAR_DIR": str(var_dir)}
+    env = {
+        **keep,
+        **clock_environment(),
+        "DJANGO_SETTINGS_MODULE": "uptimy.settings",
+        "UPTIMY_VAR_DIR": str(var_dir),
+    }
     port = free_port()
     log = var_dir / "serve.log"
     with log.open("wb") as out:
