@@ -174,7 +174,7 @@ def _ci_stage(text: str, name: str) -> str:
     return text[start : text.index("\nstage_end", start)]
 
 
-def test_ci_run_runs_the_whole_suite_on_postgresql_beside_the_readme_commands():
+def test_ci_run_runs_the_whole_suite_on_postgresql_shifted_beside_the_readme_commands():
     text = (ROOT / ".ci" / "run").read_text()
     stages = ("make test + README commands", "make run + /healthz + a check")
     starts = [text.index(f'stage_begin "{name}"') for name in stages]
@@ -189,7 +189,9 @@ def test_ci_run_runs_the_whole_suite_on_postgresql_beside_the_readme_commands():
     # `make test` runs against PostgreSQL and Redis with both REQUIRE switches.
     assert "export REDIS_URL=" in both
     assert "export UPTIMY_REQUIRE_SERVICES=1" in both
-    assert re.search(r"^timeout .* make test </dev/null ", both, re.M)
+    assert re.search(r"^timeout .* make test CLOCK_OFFSET=\S+ </dev/null ", both, re.M)
+    # That run is on a clock ahead (tests/clock.py); the README's, a new user's, on today's.
+    assert re.search(r'^CLOCK_OFFSET_AHEAD="\$\{CI_CLOCK_OFFSET:-\d+d\}"$', text, re.M)
     # Both must pass: each failure fails the stage, and a failing make test stops the harness.
     assert "test_rc != 0" in both
     assert "readme_rc != 0" in both
