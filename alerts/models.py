@@ -246,6 +246,9 @@ class Delivery(models.Model):
     attempts = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField()
     delivered_at = models.DateTimeField(null=True, blank=True)
+    # The alert as first built (alerts.channels.stored), null until then: every retry sends it
+    # again, so the receiver gets the same body for one webhook-id (its acknowledge link included).
+    payload = models.JSONField(null=True, blank=True, editable=False)
 
     class Meta:
         constraints = [
@@ -261,6 +264,8 @@ class Delivery(models.Model):
             ),
             # The ordering rule: earlier unfinished deliveries of the same incident on the channel.
             models.Index(fields=["channel", "incident", "id"], name="delivery_channel_incident"),
+            # A channel's delivery log, newest first (alerts.selectors.deliveries_of).
+            models.Index(fields=["channel", "-created_at", "-id"], name="delivery_channel_log"),
         ]
 
     def __str__(self) -> str:

@@ -2,7 +2,8 @@
 
 A round (:func:`deliveries_send`) claims due deliveries (alerts.services.deliveries: SKIP
 LOCKED, a lease, the per-incident order), builds each one's :class:`alerts.channels.Alert` from
-the notification as it was decided, sends them at once on a few threads (a sender never touches
+the notification as it was decided (once: the first build is stored on the delivery, and every
+retry resends it, so one ``webhook-id`` always carries the same body), sends them at once on a few threads (a sender never touches
 the database: it is pure, alerts.channels), and records the round's attempts in one
 transaction:
 
@@ -51,6 +52,7 @@ from alerts.channels import (
     ToolsChange,
     channel_kind,
 )
+from alerts.channels.stored import StoredAlertUnreadable, alert_document, alert_from_document
 from alerts.links import acknowledge_url
 from alerts.models import Channel, Delivery, Incident, Notification
 from alerts.rules import NotificationKind, retry_delay
@@ -96,6 +98,7 @@ def deliveries_send(*, now: datetime | None = None, limit: int = ROUND_SIZE) -> 
     occurred: dict[int, datetime] = {}
     # A round's deliveries often share a channel: its config is decrypted and parsed once.
     configs: dict[int, Any] = {}
+    first_built: list[Delivery] = []
     for delivery in _claimed(ids):
         channel = delivery.channel
         kinds[delivery.pk] = channel.kind
@@ -109,15 +112,22 @@ def deliveries_send(*, now: datetime | None = None, limit: int = ROUND_SIZE) -> 
             )
             refusals[channel.pk] = config.reason
             continue
-        alert = alert_of(
-            delivery.notification,
-            delivery_public_id=delivery.public_id,
-            channel_id=channel.pk,
-            now=claimed_at,
-        )
+        alert = _stored_alert(delivery)
+        if alert is None:
+            alert = alert_of(
+                delivery.notification,
+                delivery_public_id=delivery.public_id,
+                channel_id=channel.pk,
+                now=claimed_at,
+            )
+            delivery.payload = alert_document(alert)
+            first_built.append(delivery)
         jobs.append(
             _Job(delivery.pk, channel.pk, channel.kind, config, alert, delivery.created_at, delivery.attempts)
         )
+    # Kept before anything is sent: a retry, even after this sender died mid-send, resends the
+    # very alert the receiver may already have seen.
+    Delivery.objects.bulk_update(first_built, ["payload"])
     if jobs:
         with ThreadPoolExecutor(max_workers=min(SEND_THREADS, len(jobs)), thread_name_prefix="send") as pool:
             futures = {pool.submit(_send, job): job for job in jobs}
@@ -163,6 +173,17 @@ def _claimed(ids: Sequence[int]) -> list[Delivery]:
         .select_related("channel", "notification", "notification__organization", "notification__incident")
         .order_by("id")
     )
+
+
+def _stored_alert(delivery: Delivery) -> Alert | None:
+    """Return the alert a delivery first carried, None when it was never built (or can't be read)."""
+    if delivery.payload is None:
+        return None
+    try:
+        return alert_from_document(delivery.payload)
+    except StoredAlertUnreadable:
+        logger.warning("delivery %s: its stored alert can't be read; built again", delivery.pk)
+        return None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from standardwebhooks.webhooks import Webhook
 
 from alerts.channels.webhook import generate_secret
-from alerts.models import Channel, Delivery, DeliveryAttempt
+from alerts.models import Channel, Delivery, DeliveryAttempt, Incident
 from alerts.rules import retry_delay
 from alerts.services import alert_policy_set, channel_create, outbox_consume
 from alerts.services.deliveries import AttemptRecord, deliveries_claim, delivery_attempts_record
@@ -21,6 +21,7 @@ from alerts.services.sending import channel_disable, deliveries_send
 from monitors.models import Membership
 from tests.alerts.channel_support import Receiver, Reply
 from tests.alerts.conftest import status_change
+from tests.clock import frozen_at
 
 pytestmark = pytest.mark.django_db
 
@@ -267,3 +268,41 @@ def test_any_sender_s_sentence_is_stored_clean_whatever_it_quotes(check, hook, n
     for stored in (DeliveryAttempt.objects.get().error, hook.disabled_reason):
         assert stored.startswith("the receiver said: gone for good \ufffd ")
         assert len(stored) <= 500
+
+
+def test_every_retry_of_one_webhook_id_carries_the_body_of_the_first_attempt(check, hook, receiver, now):
+    receiver.answer(Reply(status=500), Reply(status=503))
+    went_down(check, now)
+    verifier = Webhook(hook.config["secret"])
+
+    due = now
+    for attempt in range(3):
+        # Each round at the delivery's own next attempt: a minute apart or more, so a link or an
+        # incident built again would read differently.
+        with frozen_at(due):
+            deliveries_send()
+            assert receiver.wait_received(attempt + 1, timeout=10)
+            verifier.verify(receiver.received[attempt].body, receiver.received[attempt].headers)
+        due = Delivery.objects.get().next_attempt_at
+
+    delivery = Delivery.objects.get()
+    assert (delivery.state, delivery.attempts) == (Delivery.State.DELIVERED, 3)
+    assert {r.headers["webhook-id"] for r in receiver.received} == {str(delivery.public_id)}
+    assert len({r.headers["webhook-timestamp"] for r in receiver.received}) == 3  # signed anew each time
+    first, *retries = (r.body for r in receiver.received)
+    assert retries == [first, first]
+    assert json.loads(first)["data"]["incident"]["acknowledge_url"]
+
+
+def test_a_retry_after_the_incident_was_acknowledged_still_sends_the_first_body(check, hook, receiver, now):
+    receiver.answer(Reply(status=500))
+    went_down(check, now)
+    deliveries_send()
+    Incident.objects.update(acknowledged_at=now, acknowledged_by="someone")
+
+    with frozen_at(Delivery.objects.get().next_attempt_at):
+        deliveries_send()
+
+    first, retry = (r.body for r in receiver.received)
+    assert retry == first
+    assert json.loads(retry)["data"]["incident"]["status"] == "open"
