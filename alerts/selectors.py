@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
 from django.db.models import F, QuerySet
 
 from alerts.models import AlertPolicy, Channel, Delivery, Incident, Notification
-from monitors.models import Healthcheck, Organization
+from monitors.models import Healthcheck, Membership, Organization
 from monitors.uptime import Acknowledged
 
 
@@ -25,6 +27,15 @@ def incidents_of_healthcheck(*, healthcheck: Healthcheck, limit: int) -> list[In
 def digest_entries(*, digest: Notification, channel_id: int) -> list[Notification]:
     """Return the notifications a digest carries to one channel: those meant for it, in order."""
     return [member for member in digest.digest_members.order_by("at", "id") if channel_id in member.audience]
+
+
+def member_name(*, user: AbstractBaseUser | AnonymousUser, organization_id: int) -> str:
+    """Return how a signed-in member of the organization is named (their address), "" for anyone else."""
+    if not user.is_authenticated:
+        return ""
+    if not Membership.objects.filter(user_id=user.pk, organization_id=organization_id).exists():
+        return ""
+    return str(getattr(user, "email", "") or user.get_username())
 
 
 def channels_of(*, organization: Organization) -> QuerySet[Channel]:

@@ -1,6 +1,8 @@
 """The acknowledge link's page: GET shows a button, POST acknowledges (no login; the token is the key).
 
-A GET never acknowledges: mail scanners and link previews open every link in a message.
+A GET never acknowledges: mail scanners and link previews open every link in a message. The
+token alone acknowledges; when the person clicking is signed in to the web app as a member of
+the incident's organization, the acknowledgement names them, as the web app's own button does.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from django.utils.html import format_html
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
-from alerts import services
+from alerts import selectors, services
 from alerts.links import LinkExpired, LinkInvalid, incident_of_token
 from alerts.models import Incident
 
@@ -33,15 +35,19 @@ def acknowledge_link(request: HttpRequest, token: str) -> HttpResponse:
     if request.method == "GET":
         if incident.acknowledged_at is not None:
             return _page("Already acknowledged", _acknowledged_words(incident))
+        member = selectors.member_name(user=request.user, organization_id=incident.organization_id)
         form = format_html(
-            "<p>{} is {} since {}.</p><form method='post'><button type='submit'>Acknowledge</button></form>",
+            "<p>{} is {} since {}.</p>{}<form method='post'><button type='submit'>Acknowledge</button></form>",
             incident.healthcheck_name,
             "resolved" if incident.resolved_at else incident.severity,
             incident.opened_at.isoformat(),
+            format_html("<p>Signed in as {}: the acknowledgement names you.</p>", member) if member else "",
         )
         return _page("Acknowledge incident", form, raw=True)
+    member = selectors.member_name(user=request.user, organization_id=incident.organization_id)
+    by = f"{member} (acknowledge link)" if member else "acknowledge link"
     try:
-        incident = services.incident_acknowledge(incident=incident, by="acknowledge link", now=timezone.now())
+        incident = services.incident_acknowledge(incident=incident, by=by, now=timezone.now())
     except services.IncidentResolved as exc:
         return _page("Already resolved", exc.message, status=409)
     return _page("Acknowledged", _acknowledged_words(incident))

@@ -5,11 +5,14 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
+from alerts.links import acknowledge_url as signed_acknowledge_url
 from alerts.models import Incident, IncidentEvent
 from alerts.rules import EventKind
 from monitors.models import Membership
+from tests.web.conftest import PASSWORD
 
 pytestmark = pytest.mark.django_db
 
@@ -126,3 +129,54 @@ def test_acknowledging_needs_the_csrf_token(org, make_member, make_check):
     assert strict.post(acknowledge_url(incident)).status_code == 403
     incident.refresh_from_db()
     assert incident.acknowledged_at is None
+
+
+def signed_in(username: str) -> Client:
+    """Return a browser signed in through the web app's own login form: a real session cookie."""
+    browser = Client()
+    answer = browser.post("/app/login/", {"username": username, "password": PASSWORD})
+    assert answer.status_code == 302
+    return browser
+
+
+def link_path(incident: Incident) -> str:
+    url = signed_acknowledge_url(incident_public_id=incident.public_id, now=timezone.now())
+    return "/" + url.split("/", 3)[3]
+
+
+def acknowledged_by_in_the_api(client, incident: Incident) -> str:
+    answer = client.get(f"/api/v1/incidents/{incident.public_id}/")
+    assert answer.status_code == 200
+    return answer.json()["acknowledged_by"]
+
+
+def test_the_acknowledge_link_clicked_by_a_signed_in_member_names_them(make_member, org, make_check, client):
+    make_member(org, Membership.Role.MEMBER, username="ann@acme.example")
+    incident = open_incident(make_check(org))
+    browser = signed_in("ann@acme.example")
+
+    page = browser.get(link_path(incident)).content.decode()
+    assert "Signed in as ann@acme.example" in page
+    answer = browser.post(link_path(incident))
+
+    assert answer.status_code == 200
+    assert acknowledged_by_in_the_api(client, incident) == "ann@acme.example (acknowledge link)"
+
+
+def test_the_acknowledge_link_clicked_signed_out_stays_by_acknowledge_link(org, make_check, client):
+    incident = open_incident(make_check(org))
+
+    assert Client().post(link_path(incident)).status_code == 200
+
+    assert acknowledged_by_in_the_api(client, incident) == "acknowledge link"
+
+
+def test_the_acknowledge_link_does_not_name_a_signed_in_stranger(
+    make_member, org, other_org, make_check, client
+):
+    make_member(other_org, username="eve@globex.example")
+    incident = open_incident(make_check(org))
+
+    signed_in("eve@globex.example").post(link_path(incident))
+
+    assert acknowledged_by_in_the_api(client, incident) == "acknowledge link"
