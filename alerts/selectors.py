@@ -47,6 +47,20 @@ def channels_of(*, organization: Organization) -> QuerySet[Channel]:
     )
 
 
+def deliveries_of(*, channel: Channel) -> QuerySet[Delivery]:
+    """Return the channel's deliveries, newest first, each with its event and its attempts: three queries a page.
+
+    The page's count, its rows (the notification and incident joined), and one query for the
+    page's attempts, in the order they were made.
+    """
+    return (
+        Delivery.objects.filter(channel=channel)
+        .select_related("notification", "incident")
+        .prefetch_related("attempt_rows")
+        .order_by("-created_at", "-id")
+    )
+
+
 def alert_policies_of(*, organization: Organization) -> QuerySet[AlertPolicy]:
     """Return the organization's policies (its default first), with their channels."""
     return (

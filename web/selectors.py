@@ -13,8 +13,14 @@ from django.db.models import Avg, QuerySet, Sum
 from rest_framework.exceptions import ValidationError as FilterRefused
 
 from alerts.api.filters import IncidentFilter
-from alerts.models import AlertPolicy, Channel, Incident
-from alerts.selectors import alert_policies_of, channels_of, incidents_of, incidents_of_healthcheck
+from alerts.models import AlertPolicy, Channel, Delivery, Incident
+from alerts.selectors import (
+    alert_policies_of,
+    channels_of,
+    deliveries_of,
+    incidents_of,
+    incidents_of_healthcheck,
+)
 from monitors import scorecard, selectors
 from monitors.api.filters import HealthcheckFilter
 from monitors.models import (
@@ -38,6 +44,8 @@ TOOL_CHANGES_SHOWN = 20
 INCIDENTS_SHOWN = 10
 # Healthchecks per dashboard page: a page's figures cost the same however many the organization has.
 PAGE_SIZE = 50
+# Deliveries per page of a channel's delivery log.
+DELIVERIES_SHOWN = 20
 CHART_SPANS = {"24h": timedelta(hours=24), "7d": timedelta(days=7), "30d": timedelta(days=30)}
 
 
@@ -391,3 +399,12 @@ def alert_policy_page(*, organization: Organization) -> AlertPolicyPage:
     """Return the organization's default alert policy (the one of no healthcheck) and the channels it may name."""
     policy = alert_policies_of(organization=organization).filter(healthcheck__isnull=True).first()
     return AlertPolicyPage(policy=policy, channels=list(channels_of(organization=organization)))
+
+
+def channel_deliveries(*, channel: Channel, page: str | None) -> Page[Delivery]:
+    """Return a page of the channel's delivery log, newest first, as ``GET /channels/{id}/deliveries/`` lists it.
+
+    Three queries whatever the page holds: the count, the deliveries with their notification and
+    incident, and the page's attempts.
+    """
+    return Paginator(deliveries_of(channel=channel), DELIVERIES_SHOWN).get_page(page)

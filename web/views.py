@@ -808,6 +808,7 @@ def _channel_edit_page(
         "rotatable": channel.kind == Channel.Kind.WEBHOOK,
         "previous_secret_until": _parsed_time(shown.get("previous_secret_until")),
         "rotated": rotated,
+        "deliveries": web_selectors.channel_deliveries(channel=channel, page=request.GET.get("page")),
     }
     response = render(request, "web/settings/channel_edit.html", context, status=status)
     response["Cache-Control"] = "no-store"

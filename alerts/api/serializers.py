@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from alerts.channels import Attempt, ChannelConfigError, channel_kind
-from alerts.models import AlertPolicy, Channel, Incident, IncidentEvent
+from alerts.models import AlertPolicy, Channel, Delivery, DeliveryAttempt, Incident, IncidentEvent
 from monitors.api.strict import RejectUnknownFields
 from monitors.secrets import SecretUnreadable
 
@@ -128,6 +128,69 @@ class AttemptSerializer(serializers.Serializer[Attempt]):
 
     def get_duration_ms(self, attempt: Attempt) -> float:
         return round(attempt.duration * 1000, 1)
+
+
+class DeliveryAttemptSerializer(serializers.ModelSerializer[DeliveryAttempt]):
+    """One recorded try of a delivery: when, whether it arrived, the receiver's status, how long, why not."""
+
+    duration_ms = serializers.SerializerMethodField()
+    error = serializers.CharField(
+        help_text="Why it failed, a sentence naming no secret; empty when it arrived."
+    )
+
+    class Meta:
+        model = DeliveryAttempt
+        fields = ["at", "ok", "status_code", "duration_ms", "error"]
+        read_only_fields = fields
+
+    def get_duration_ms(self, attempt: DeliveryAttempt) -> float:
+        return round(attempt.duration_ms, 1)
+
+
+class DeliveryEventSerializer(serializers.Serializer[Delivery]):
+    """What the delivery carries: the event's type and time, its incident and healthcheck."""
+
+    type = serializers.CharField(
+        source="notification.kind", help_text="The webhook's `type`: incident.opened, incidents.digest …"
+    )
+    at = serializers.DateTimeField(source="notification.at")
+    incident = serializers.SerializerMethodField(
+        help_text="The incident's id; null for a digest or a tools change."
+    )
+    healthcheck = serializers.SerializerMethodField(help_text="The healthcheck's name as the alert named it.")
+
+    def get_incident(self, delivery: Delivery) -> str | None:
+        return str(delivery.incident.public_id) if delivery.incident is not None else None
+
+    def get_healthcheck(self, delivery: Delivery) -> str | None:
+        healthcheck = delivery.notification.details.get("healthcheck")
+        name = healthcheck.get("name") if isinstance(healthcheck, dict) else None
+        return str(name) if name else None
+
+
+class DeliverySerializer(serializers.ModelSerializer[Delivery]):
+    """One alert carried to the channel: its event, where it stands, every attempt, and when it is tried next."""
+
+    id = serializers.UUIDField(
+        source="public_id", read_only=True, help_text="The webhook-id of every attempt."
+    )
+    event = DeliveryEventSerializer(source="*", read_only=True)
+    attempts = DeliveryAttemptSerializer(
+        source="attempt_rows", many=True, read_only=True, help_text="In the order they were made."
+    )
+    next_attempt_at = serializers.SerializerMethodField(
+        help_text="When it is tried next (pending or failed); null once delivered, given up or being sent."
+    )
+
+    class Meta:
+        model = Delivery
+        fields = ["id", "event", "state", "attempts", "next_attempt_at", "created_at", "delivered_at"]
+        read_only_fields = fields
+
+    def get_next_attempt_at(self, delivery: Delivery) -> str | None:
+        if delivery.state not in (Delivery.State.PENDING, Delivery.State.FAILED):
+            return None
+        return serializers.DateTimeField().to_representation(delivery.next_attempt_at)
 
 
 class ChannelSavedSerializer(ChannelSerializer):

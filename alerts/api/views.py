@@ -1,4 +1,4 @@
-"""The alerts API: incidents (list, read, acknowledge) and channels (CRUD, test, secret rotation)."""
+"""The alerts API: incidents (list, read, acknowledge) and channels (CRUD, test, secret rotation, delivery log)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from alerts.api.serializers import (
     ChannelSavedSerializer,
     ChannelSerializer,
     ChannelWriteSerializer,
+    DeliverySerializer,
     IncidentSerializer,
     SecretSerializer,
 )
@@ -115,6 +116,20 @@ class ChannelViewSet(
         """Send the channel a test alert now and answer with the attempt (not kept in the ledger)."""
         attempt = services.channel_test(channel=self.get_object(), now=timezone.now())
         return Response(AttemptSerializer(attempt).data)
+
+    @extend_schema(request=None, responses=DeliverySerializer(many=True))
+    @action(detail=True, methods=["get"])
+    def deliveries(self, request: Request, id: str | None = None) -> Response:
+        """List the alerts sent to the channel, newest first: each one's event, state, attempts and next try.
+
+        A failing channel shows here before it is disabled: every attempt's time, the receiver's
+        status code, how long it took and why it failed (a sentence naming no secret).
+        """
+        queryset = selectors.deliveries_of(channel=self.get_object())
+        # What self.paginate_queryset() does; its stub takes only the view's own model (Channel).
+        paginator = self.paginator
+        page = None if paginator is None else paginator.paginate_queryset(queryset, request, view=self)
+        return self.get_paginated_response(DeliverySerializer(page, many=True).data)
 
     @extend_schema(request=None, responses=SecretSerializer)
     @action(detail=True, methods=["post"], url_path="rotate-secret")

@@ -13,6 +13,7 @@ from django.test import Client
 from monitors.models import Healthcheck, Membership, Organization
 from monitors.services import healthcheck_create, membership_add
 from probes.checks import check_kind
+from tests.alerts.channel_support import receiver  # noqa: F401  (fixture: a loopback HTTP receiver)
 from tests.browser_support import chromium  # noqa: F401  (fixture: Chromium through Playwright, per module)
 
 PASSWORD = "a-long-test-password-42"

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core import mail
 
-from alerts.models import Channel
-from alerts.services import channel_add
+from alerts.channels.webhook import generate_secret
+from alerts.models import Channel, Delivery
+from alerts.services import alert_policy_set, channel_add, outbox_consume
+from alerts.services.sending import deliveries_send
 from monitors.models import Membership
+from tests.alerts.channel_support import Reply
+from tests.alerts.conftest import status_change
+from tests.clock import frozen_at
+from web import selectors as web_selectors
 
 pytestmark = pytest.mark.django_db
 
@@ -382,3 +390,106 @@ def test_rotating_needs_the_csrf_token(make_member, org, settings):
     assert strict.post(rotate_url(channel)).status_code == 403
     channel.refresh_from_db()
     assert "previous_secret" not in channel.config
+
+
+# --- a channel's delivery log ------------------------------------------------------------------
+
+URL_TOKEN = "tok-9c8b7a6f5e4d3c21"
+
+
+@pytest.fixture
+def failing_hook(org, receiver, settings):
+    """A webhook to a loopback receiver that answers 500 quoting the URL's token and the secret."""
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+    secret = generate_secret()
+    receiver.default = Reply(status=500, body=f"no: token={URL_TOKEN} secret={secret}".encode())
+    saved = channel_add(
+        organization=org,
+        name="Failing hook",
+        kind="webhook",
+        config={"url": receiver.url(f"/hook?token={URL_TOKEN}"), "secret": secret},
+    )
+    alert_policy_set(organization=org, channels=[saved.channel])
+    return saved.channel
+
+
+def went_down(healthcheck, at) -> None:
+    status_change(healthcheck, "down", at=at)
+    outbox_consume(now=at)
+
+
+def log_of(channel: Channel) -> str:
+    return f"/app/settings/channels/{channel.public_id}/"
+
+
+def test_the_channel_page_shows_each_attempt_of_a_failing_delivery(owner, org, failing_hook, make_check, now):
+    went_down(make_check(org), now)
+    deliveries_send()
+    with frozen_at(Delivery.objects.get().next_attempt_at):
+        deliveries_send()
+
+    page = owner.get(log_of(failing_hook)).content.decode()
+
+    section = page.split('id="deliveries"', 1)[1]
+    assert "<code>incident.opened</code> Docs MCP" in section
+    assert section.count("HTTP 500 · ") == 2
+    assert section.count("127.0.0.1 answered HTTP 500: no: token=[redacted] secret=[redacted]") == 2
+    assert " ms · " in section
+    assert "Failed" in section
+    retry = Delivery.objects.get().next_attempt_at
+    assert f"{retry:%Y-%m-%d %H:%M:%S} UTC" in section
+    assert URL_TOKEN not in page
+    assert failing_hook.config["secret"] not in page
+
+
+def test_the_channel_page_lists_deliveries_newest_first_in_pages(
+    owner, org, failing_hook, make_check, now, monkeypatch
+):
+    monkeypatch.setattr(web_selectors, "DELIVERIES_SHOWN", 2)
+    for minute, name in enumerate(["First", "Second", "Third"]):
+        went_down(make_check(org, name=name), now + timedelta(minutes=minute))
+
+    newest = owner.get(log_of(failing_hook)).content.decode().split('id="deliveries"', 1)[1]
+    oldest = owner.get(log_of(failing_hook) + "?page=2").content.decode().split('id="deliveries"', 1)[1]
+
+    assert newest.index("Third") < newest.index("Second")
+    assert "First" not in newest
+    assert "Page 1 of 2 (3 deliveries)" in newest
+    assert "First" in oldest
+    assert "Second" not in oldest
+
+
+def test_the_channel_page_s_queries_do_not_grow_with_its_deliveries(
+    owner, org, failing_hook, make_check, now
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert owner.get(log_of(failing_hook)).status_code == 200
+        return len(captured)
+
+    went_down(make_check(org, name="One"), now)
+    deliveries_send()
+    one = queries()
+    for index in range(5):
+        went_down(make_check(org, name=f"More {index}"), now + timedelta(minutes=index + 1))
+    with frozen_at(now + timedelta(minutes=10)):
+        deliveries_send()
+
+    assert Delivery.objects.filter(attempt_rows__isnull=False).distinct().count() == 6
+    assert queries() == one
+
+
+def test_a_viewer_sees_the_delivery_log(viewer, org, failing_hook, make_check, now):
+    went_down(make_check(org), now)
+    deliveries_send()
+
+    page = viewer.get(log_of(failing_hook)).content.decode()
+
+    assert "127.0.0.1 answered HTTP 500" in page
+
+
+def test_another_organization_s_delivery_log_is_404(make_member, other_org, failing_hook):
+    assert make_member(other_org).get(log_of(failing_hook)).status_code == 404
