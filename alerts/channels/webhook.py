@@ -213,7 +213,12 @@ def send(
 ) -> Attempt:
     """Post the signed alert; 2xx delivers, 410 is permanent (the receiver is gone), the rest retry."""
     request = request_for(config, alert, timestamp=int(time.time()))
-    secrets_ = [config.secret, config.previous_secret, *_url_secrets(config.url)]
+    # A receiver that quotes the request back quotes its signatures too: a valid one replays
+    # for the receiver's tolerance, so they are kept out of the sentence like the secrets.
+    signed = [
+        part for name, value in request.headers if name == "webhook-signature" for part in value.split()
+    ]
+    secrets_ = [config.secret, config.previous_secret, *_url_secrets(config.url), *signed]
     return send_requests(
         [request],
         timeout=timeout,

@@ -47,6 +47,8 @@ class Reply:
     headers: tuple[tuple[str, str], ...] = (("Content-Type", "text/plain"),)
     stream_bytes: int = 0
     hang: bool = False
+    # A request header whose value opens the body: a receiver that quotes what it was sent.
+    echo_header: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,9 +125,12 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self._stream(reply.stream_bytes)
                 return
-            self.send_header("Content-Length", str(len(reply.body)))
+            body = reply.body
+            if reply.echo_header:
+                body = f"{reply.echo_header}: {headers.get(reply.echo_header, '')}; ".encode() + body
+            self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(reply.body)
+            self.wfile.write(body)
 
         def _stream(self, total: int) -> None:
             chunk = b"x" * 65536

@@ -39,10 +39,11 @@ def secret() -> str:
 
 @pytest.fixture
 def failing_hook(org, receiver: Receiver, secret) -> Channel:
-    """A webhook whose receiver answers 500, quoting the URL's token and the signing secret back."""
+    """A webhook whose receiver answers 500, quoting the signature header, the URL's token and the secret back."""
     receiver.default = Reply(
         status=500,
         body=f"rejected /hook?token={URL_TOKEN} signed with {secret}".encode(),
+        echo_header="webhook-signature",
     )
     channel = channel_create(
         organization=org,
@@ -97,7 +98,7 @@ def test_the_log_lists_each_delivery_newest_first_with_its_attempts(
     for attempt in older["attempts"] + newer["attempts"]:
         assert attempt["ok"] is False
         assert attempt["duration_ms"] > 0
-        assert attempt["error"].startswith("127.0.0.1 answered HTTP 500: rejected")
+        assert attempt["error"].startswith("127.0.0.1 answered HTTP 500: webhook-signature: ")
     assert {older["id"], newer["id"]} == {r.headers["webhook-id"] for r in receiver.received}
 
 
