@@ -8,6 +8,7 @@ from django.http import HttpRequest
 
 from monitors.admin import ModelAdmin, TabularInline
 from statuspages.models import (
+    AffectedComponent,
     Component,
     ComponentGroup,
     IncidentUpdate,
@@ -30,6 +31,7 @@ class ComponentInline(TabularInline[Component, StatusPage]):
         "position",
         "only_show_when_not_operational",
         "show_mcp_details",
+        "declared_status",
     ]
     raw_id_fields = ["healthcheck", "group"]
 
@@ -80,10 +82,25 @@ class PublishedIncidentAdmin(ModelAdmin[PublishedIncident]):
         return PublishedIncident.with_drafts.all()
 
 
+class AffectedComponentInline(TabularInline[AffectedComponent, IncidentUpdate]):
+    model = AffectedComponent
+    extra = 0
+    fields = ["component", "old_status", "new_status"]
+    raw_id_fields = ["component"]
+
+
 @admin.register(IncidentUpdate)
 class IncidentUpdateAdmin(ModelAdmin[IncidentUpdate]):
     list_display = ["incident", "status", "created_at"]
     raw_id_fields = ["incident"]
+    inlines = [AffectedComponentInline]
+
+
+@admin.register(AffectedComponent)
+class AffectedComponentAdmin(ModelAdmin[AffectedComponent]):
+    list_display = ["update", "component", "old_status", "new_status"]
+    list_filter = ["new_status"]
+    raw_id_fields = ["update", "component"]
 
 
 @admin.register(Subscriber)

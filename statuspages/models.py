@@ -88,6 +88,16 @@ class ComponentGroup(models.Model):
         return self.name
 
 
+class ComponentStatus(models.TextChoices):
+    """Name a component's status as Statuspage does (statuspages.render.vocabulary.ComponentStatus)."""
+
+    OPERATIONAL = "operational", "Operational"
+    DEGRADED_PERFORMANCE = "degraded_performance", "Degraded performance"
+    PARTIAL_OUTAGE = "partial_outage", "Partial outage"
+    MAJOR_OUTAGE = "major_outage", "Major outage"
+    UNDER_MAINTENANCE = "under_maintenance", "Under maintenance"
+
+
 class Component(models.Model):
     """Show one healthcheck of the page's organization on the page, under a name of its own."""
 
@@ -105,6 +115,9 @@ class Component(models.Model):
     # The key of the component's badge URLs on a password page, where its public id opens nothing:
     # a README can show one component's badge without opening the page. Rotated by its owner.
     badge_token = models.CharField(max_length=64, unique=True, default=badge_token, editable=False)
+    # The status its owner set by hand (empty: none). Shown only when worse than what the checks
+    # measure (statuspages.render.vocabulary.shown_status); kept until the owner clears it.
+    declared_status = models.CharField(max_length=32, choices=ComponentStatus.choices, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -197,6 +210,29 @@ class IncidentUpdate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.incident_id}: {self.status}"
+
+
+class AffectedComponent(models.Model):
+    """Record one component's status as an incident update declared it (Statuspage's ``affected_components``).
+
+    ``old_status`` is what the page showed for the component just before the update;
+    ``new_status`` is what the update declares. While the incident is published and open, the
+    latest update naming a component declares its status.
+    """
+
+    update = models.ForeignKey(IncidentUpdate, on_delete=models.CASCADE, related_name="affected")
+    component = models.ForeignKey(Component, on_delete=models.CASCADE, related_name="+")
+    old_status = models.CharField(max_length=32, choices=ComponentStatus.choices)
+    new_status = models.CharField(max_length=32, choices=ComponentStatus.choices)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["update", "component"], name="affected_component_once"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.component_id}: {self.old_status} -> {self.new_status}"
 
 
 # --- subscribers ---------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from monitors.maintenance import occurrences
@@ -31,7 +31,14 @@ from monitors.models import (
 from monitors.selectors import maintenance_covering, maintenance_live, uptime_history
 from monitors.timestamps import EpochSeconds, from_epoch
 from probes.types import Status
-from statuspages.models import Component, ComponentGroup, IncidentUpdate, PublishedIncident, StatusPage
+from statuspages.models import (
+    AffectedComponent,
+    Component,
+    ComponentGroup,
+    IncidentUpdate,
+    PublishedIncident,
+    StatusPage,
+)
 from statuspages.render import badges
 from statuspages.render import maintenances as scheduled
 from statuspages.render import statuspage_api as api
@@ -45,6 +52,7 @@ from statuspages.render.vocabulary import (
     component_status,
     group_status,
     page_status,
+    shown_status,
 )
 
 # The response-time chart shows the last day of hourly rollups.
@@ -160,11 +168,13 @@ def _regions_down_count() -> Subquery:
     return Subquery(down, output_field=IntegerField())
 
 
-def _components(page: StatusPage) -> list[Component]:
-    """Return the page's components with their healthchecks and, as ``regions_down``, their regions down."""
+def _components(page: StatusPage, ids: Iterable[int] | None = None) -> list[Component]:
+    """Return the page's components (or those of ``ids``) with their healthchecks and, as ``regions_down``, their regions down."""
+    chosen = Component.objects.filter(page=page)
+    if ids is not None:
+        chosen = chosen.filter(id__in=list(ids))
     return list(
-        Component.objects.filter(page=page)
-        .select_related("healthcheck")
+        chosen.select_related("healthcheck")
         .only(
             "public_id",
             "page_id",
@@ -174,6 +184,7 @@ def _components(page: StatusPage) -> list[Component]:
             "position",
             "only_show_when_not_operational",
             "show_mcp_details",
+            "declared_status",
             "created_at",
             "updated_at",
             "healthcheck__id",
@@ -204,7 +215,23 @@ def _incidents(
         queryset.filter(page=page)
         .order_by(*order)[:limit]
         .prefetch_related(
-            Prefetch("updates", queryset=IncidentUpdate.objects.order_by("-created_at", "-id")),
+            Prefetch(
+                "updates",
+                queryset=IncidentUpdate.objects.order_by("-created_at", "-id").prefetch_related(
+                    Prefetch(
+                        "affected",
+                        queryset=AffectedComponent.objects.select_related("component").only(
+                            "update_id",
+                            "old_status",
+                            "new_status",
+                            "component",
+                            "component__id",
+                            "component__public_id",
+                            "component__display_name",
+                        ),
+                    )
+                ),
+            ),
             Prefetch(
                 "components",
                 queryset=Component.objects.only(
@@ -213,6 +240,81 @@ def _incidents(
             ),
         )
     )
+
+
+def _declared(page_id: int, component_ids: Iterable[int] | None = None) -> dict[int, list[ComponentStatus]]:
+    """Return each component's statuses declared by the page's open published incidents, one per incident.
+
+    An incident declares, for each component, what its latest update naming the component said;
+    a resolved incident or a draft declares nothing. One query.
+    """
+    rows = AffectedComponent.objects.filter(
+        update__incident__page_id=page_id, update__incident__draft=False
+    ).exclude(update__incident__status=PublishedIncident.Status.RESOLVED)
+    if component_ids is not None:
+        rows = rows.filter(component_id__in=list(component_ids))
+    latest: dict[tuple[int, int], str] = {}
+    ordered = rows.order_by("update__created_at", "update_id", "id").values_list(
+        "update__incident_id", "component_id", "new_status"
+    )
+    for incident_id, component_id, new_status in ordered:
+        latest[(incident_id, component_id)] = new_status
+    declared: dict[int, list[ComponentStatus]] = defaultdict(list)
+    for (_, component_id), new_status in latest.items():
+        declared[component_id].append(ComponentStatus(new_status))
+    return declared
+
+
+def _declared_in(incidents: Iterable[PublishedIncident]) -> dict[int, list[ComponentStatus]]:
+    """Return what _declared does, from incidents read with their updates and affected components (no query)."""
+    declared: dict[int, list[ComponentStatus]] = defaultdict(list)
+    for incident in incidents:
+        if incident.draft or incident.status == PublishedIncident.Status.RESOLVED:
+            continue
+        latest: dict[int, str] = {}
+        # Updates come newest first (_incidents): the first naming a component is its latest word.
+        for update in incident.updates.all():
+            for change in update.affected.all():
+                latest.setdefault(change.component_id, change.new_status)
+        for component_id, new_status in latest.items():
+            declared[component_id].append(ComponentStatus(new_status))
+    return declared
+
+
+def _declared_open() -> Exists:
+    """Return whether an open published incident declares a status of the component, as a subquery of its row."""
+    return Exists(
+        AffectedComponent.objects.filter(component_id=OuterRef("pk"), update__incident__draft=False).exclude(
+            update__incident__status=PublishedIncident.Status.RESOLVED
+        )
+    )
+
+
+def _shown(
+    component: Component, measured: ComponentStatus, declared: dict[int, list[ComponentStatus]]
+) -> ComponentStatus:
+    by_hand = [ComponentStatus(component.declared_status)] if component.declared_status else []
+    return shown_status(measured, [*by_hand, *declared.get(component.id, ())])
+
+
+def shown_statuses(
+    *, page: StatusPage, component_ids: Iterable[int], now: datetime
+) -> dict[int, ComponentStatus]:
+    """Return the status the page shows at ``now`` for each of ``component_ids`` (its own): measured, worsened by what is declared."""
+    components = _components(page, component_ids)
+    healthchecks = [component.healthcheck for component in components]
+    maintenance = _maintenance(healthchecks, page.organization_id, now, now)
+    declared = _declared(page.pk, [component.id for component in components])
+    shown: dict[int, ComponentStatus] = {}
+    for component in components:
+        hc = component.healthcheck
+        measured = component_status(
+            status=Status(hc.status),
+            regions_down=getattr(component, "regions_down", 0),
+            in_maintenance=_in_maintenance(maintenance.get(hc.id, ()), now),
+        )
+        shown[component.id] = _shown(component, measured, declared)
+    return shown
 
 
 def _window_incidents(page: StatusPage, start: datetime) -> list[PublishedIncident]:
@@ -356,6 +458,11 @@ def _api_component(view: ComponentView, group_ids: dict[int, str]) -> api.Compon
     )
 
 
+def incident_url(page_url: str, incident_id: str) -> str:
+    """Return the address of a published incident's own page, under the page's public URL."""
+    return f"{page_url}incidents/{incident_id}/"
+
+
 def _api_incident(
     incident: PublishedIncident, url: str, statuses: dict[int, ComponentStatus]
 ) -> api.Incident:
@@ -368,7 +475,7 @@ def _api_incident(
         created_at=incident.created_at,
         updated_at=incident.updated_at,
         started_at=incident.created_at,
-        shortlink=f"{url}#incident-{incident_id}",
+        shortlink=incident_url(url, incident_id),
         monitoring_at=incident.monitoring_at,
         resolved_at=incident.resolved_at,
         updates=tuple(
@@ -379,6 +486,16 @@ def _api_incident(
                 created_at=update.created_at,
                 updated_at=update.created_at,
                 display_at=update.created_at,
+                affected_components=tuple(
+                    api.AffectedComponent(
+                        code=str(change.component.public_id),
+                        name=change.component.display_name,
+                        old_status=ComponentStatus(change.old_status),
+                        new_status=ComponentStatus(change.new_status),
+                    )
+                    for change in update.affected.all()
+                )
+                or None,
             )
             for update in incident.updates.all()
         ),
@@ -438,13 +555,17 @@ def page_view(
         points = _points(ids, now)
         mcp = _mcp_details([c.healthcheck_id for c in components if c.show_mcp_details])
         spans = _spans(_window_incidents(page, window_start))
+    # Every open incident is among those listed unless the list was cut: then no query is needed.
+    complete = incidents in ("unresolved", "recent") and len(listed) < api.INCIDENTS_LIMIT
+    declared = _declared_in(listed) if complete else _declared(page.pk)
     for component in components:
         hc = component.healthcheck
-        status = component_status(
+        measured = component_status(
             status=Status(hc.status),
             regions_down=down.get(hc.id, 0),
             in_maintenance=_in_maintenance(maintenance.get(hc.id, ()), now),
         )
+        status = _shown(component, measured, declared)
         if not history:
             views.append(ComponentView(component, status, down.get(hc.id, 0)))
             continue
@@ -580,6 +701,14 @@ def incident_history(*, page: StatusPage, year: int, now: datetime) -> list[Mont
     return [Month(date(year, month, 1), tuple(by_month.get(month, ()))) for month in range(last, 0, -1)]
 
 
+def published_incident(*, page: StatusPage, public_id: uuid.UUID) -> PublishedIncident | None:
+    """Return the page's published incident ``public_id`` with its updates and components, or None (a draft too)."""
+    found = _incidents(
+        page, PublishedIncident.objects.filter(public_id=public_id), order=("-created_at", "-id"), limit=1
+    )
+    return found[0] if found else None
+
+
 def feed_incidents(*, page: StatusPage, limit: int) -> list[PublishedIncident]:
     """Return the page's last ``limit`` published incidents, newest first, with their updates and components."""
     return _incidents(page, PublishedIncident.objects.all(), order=("-created_at", "-id"), limit=limit)
@@ -620,6 +749,7 @@ def component_by_badge_key(*, key: str, slug: str | None = None, host: str | Non
             "page_id",
             "display_name",
             "badge_token",
+            "declared_status",
             "healthcheck__id",
             "healthcheck__status",
             "healthcheck__created_at",
@@ -630,7 +760,7 @@ def component_by_badge_key(*, key: str, slug: str | None = None, host: str | Non
             "healthcheck__recheck_count",
             "healthcheck__recheck_delay_seconds",
         )
-        .annotate(regions_down=Coalesce(_regions_down_count(), 0))
+        .annotate(regions_down=Coalesce(_regions_down_count(), 0), declared_open=_declared_open())
         .first()
     )
 
@@ -654,11 +784,17 @@ def component_badge(*, component: Component, name: str, now: datetime) -> badges
         maintenance = _maintenance([hc], hc.organization_id, now, now)
         # Read with the component (component_by_badge_key); asked afresh for one given otherwise.
         down = getattr(component, "regions_down", None)
-        status = component_status(
+        measured = component_status(
             status=Status(hc.status),
             regions_down=_regions_down([hc.id]).get(hc.id, 0) if down is None else down,
             in_maintenance=_in_maintenance(maintenance.get(hc.id, ()), now),
         )
+        # The page's status for it: what its owners declare counts as it does on the page.
+        # Asked only when an open incident declares something of it (read with the component).
+        declared = (
+            _declared(component.page_id, [component.id]) if getattr(component, "declared_open", True) else {}
+        )
+        status = _shown(component, measured, declared)
         return badges.status_badge(status, label=component.display_name)
     if name.startswith("uptime-") and name.removeprefix("uptime-") in PERIODS:
         period = name.removeprefix("uptime-")

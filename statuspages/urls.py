@@ -7,6 +7,7 @@ from statuspages import views
 urlpatterns = [
     path("", views.page, name="page"),
     path("history/", views.history, name="history"),
+    path("incidents/<uuid:incident_id>/", views.incident, name="incident"),
     path("login/", views.login, name="login"),
     path("subscribe/", views.subscribe, name="subscribe"),
     path("subscribe/confirm/<str:token>/", views.confirm, name="subscribe-confirm"),

@@ -12,6 +12,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from uuid import UUID
 
 from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
@@ -178,6 +179,30 @@ def history(request: HttpRequest, slug: str | None = None) -> HttpResponse:
         "next_year": year + 1 if year < this_year else None,
     }
     return _private_headers(render(request, "statuspages/history.html", context), where.page)
+
+
+def incident(request: HttpRequest, incident_id: UUID, slug: str | None = None) -> HttpResponse:
+    """Show one published incident on a page of its own: the address its JSON ``shortlink`` gives.
+
+    A draft, or another page's incident, is a 404. HEAD answers a GET's headers without its body.
+    """
+    if request.method not in ("GET", "HEAD"):
+        response = HttpResponse("Only GET.\n", status=405, content_type="text/plain; charset=utf-8")
+        response["Allow"] = "GET, HEAD"
+        return response
+    where = _where(request, slug)
+    if not _may_read(request, where.page):
+        return HttpResponseRedirect(where.prefix + "login/")
+    found = selectors.published_incident(page=where.page, public_id=incident_id)
+    if found is None:
+        raise Http404("No published incident with this id on this page.")
+    response = render(
+        request, "statuspages/incident.html", {"where": where, "page": where.page, "incident": found}
+    )
+    if request.method == "HEAD":
+        response["Content-Length"] = str(len(response.content))
+        response.content = b""
+    return _private_headers(response, where.page)
 
 
 # --- feeds ---------------------------------------------------------------------------------------

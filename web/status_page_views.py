@@ -36,6 +36,7 @@ from statuspages.dns import txt_records
 from statuspages.models import (
     Component,
     ComponentGroup,
+    ComponentStatus,
     IncidentUpdate,
     PublishedIncident,
     StatusPage,
@@ -129,7 +130,7 @@ def _detail(
     subscribers = Subscriber.objects.filter(page=page)
     incidents = list(
         PublishedIncident.with_drafts.filter(page=page)
-        .prefetch_related("components__healthcheck", "updates")
+        .prefetch_related("components__healthcheck", "updates__affected__component__healthcheck")
         .order_by("-created_at", "-id")[:INCIDENTS_SHOWN]
     )
     settings_values = {
@@ -143,6 +144,8 @@ def _detail(
         "custom_domain": page.custom_domain or "",
         "draft_incidents": "true" if page.draft_incidents else "false",
     }
+    posted = (values or {}).get("components") if form.startswith("update-") else None
+    chosen: dict[str, str] = posted if isinstance(posted, dict) else {}
     context = {
         "seat": seat,
         "page": page,
@@ -164,6 +167,9 @@ def _detail(
         "secret": secret,
         "impacts": IMPACTS,
         "statuses": STATUSES,
+        "component_statuses": ComponentStatus.choices,
+        # The update form's selects: each component, its id, and the status chosen in a refused post.
+        "declared_components": [(c, str(c.public_id), chosen.get(str(c.public_id), "")) for c in components],
         "form": form,
         "update_for": form.removeprefix("update-") if form.startswith("update-") else "",
         "edit_for": form.removeprefix("edit-") if form.startswith("edit-") else "",
@@ -404,23 +410,27 @@ def incident_update_add(request: HttpRequest, seat: Seat, public_id: str, incide
     """Add an update to an incident; it takes the update's status (resolved resolves it)."""
     page = _page(seat, public_id)
     incident = _incident(page, incident_id)
-    values = _typed(request.POST, ("status", "body"))
-    serializer = IncidentUpdateSerializer(data=values)
-    if not serializer.is_valid():
-        return _detail(
-            request,
-            seat,
-            page,
-            form=f"update-{incident.public_id}",
-            values=values,
-            errors=field_errors(serializer.errors),
-        )
-    page_services.incident_update_add(
-        incident=incident,
-        status=serializer.validated_data["status"],
-        body=serializer.validated_data["body"],
-        now=timezone.now(),
+    values: dict[str, Any] = _typed(request.POST, ("status", "body"))
+    # One select per component of the page, ``component-<id>``: empty leaves it as it is.
+    declared = {
+        name.removeprefix(COMPONENT_STATUS_PREFIX): str(chosen)
+        for name, chosen in request.POST.items()
+        if name.startswith(COMPONENT_STATUS_PREFIX) and chosen
+    }
+    serializer = IncidentUpdateSerializer(data={**values, "components": declared})
+    values["components"] = declared
+    _, errors = saved(
+        serializer,
+        lambda: page_services.incident_update_add(
+            incident=incident,
+            status=serializer.validated_data["status"],
+            body=serializer.validated_data["body"],
+            now=timezone.now(),
+            components=serializer.validated_data.get("components"),
+        ),
     )
+    if errors:
+        return _detail(request, seat, page, form=f"update-{incident.public_id}", values=values, errors=errors)
     messages.success(request, f"Updated {incident.title}.")
     return redirect("web:status-page", public_id=page.public_id)
 
@@ -439,7 +449,9 @@ def _component(page: StatusPage, component_id: str) -> Component:
     return _on_page(Component.objects.select_related("healthcheck"), page, component_id, "component")
 
 
-COMPONENT_TEXT_FIELDS = ("healthcheck", "display_name", "description", "group", "position")
+COMPONENT_TEXT_FIELDS = ("healthcheck", "display_name", "description", "group", "position", "declared_status")
+# The update form's per-component status selects are named this and the component's id.
+COMPONENT_STATUS_PREFIX = "component-"
 COMPONENT_SWITCHES = ("only_show_when_not_operational", "show_mcp_details")
 
 
@@ -466,6 +478,7 @@ def _component_body(post: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
         "healthcheck": values["healthcheck"] or None,
         "description": values["description"],
         "group": values["group"] or None,
+        "declared_status": values["declared_status"],
         **{name: values[name] for name in COMPONENT_SWITCHES},
     }
     body.update({name: values[name] for name in ("display_name", "position") if values[name]})
@@ -486,6 +499,7 @@ def _component_page(
         "page": page,
         "component": component,
         "values": values or _component_values(component),
+        "component_statuses": ComponentStatus.choices,
         "errors": errors or {},
         "healthchecks": list(
             selectors.healthchecks_of(organization=seat.organization)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from typing import Any
+from uuid import UUID
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from monitors.api.strict import RejectUnknownFields
 from statuspages.models import (
     Component,
     ComponentGroup,
+    ComponentStatus,
     IncidentUpdate,
     PublishedIncident,
     StatusPage,
@@ -98,6 +101,7 @@ class ComponentSerializer(RejectUnknownFields, serializers.ModelSerializer[Compo
             "position",
             "only_show_when_not_operational",
             "show_mcp_details",
+            "declared_status",
             "badge_token",
             "badges",
             "created_at",
@@ -128,14 +132,58 @@ class ComponentSerializer(RejectUnknownFields, serializers.ModelSerializer[Compo
         return data
 
 
+class AffectedComponentSerializer(serializers.Serializer[Any]):
+    """Describe one component's change of status an update declared (the schema of ``affected_components``)."""
+
+    code = serializers.CharField()
+    name = serializers.CharField()
+    old_status = serializers.ChoiceField(choices=ComponentStatus.choices)
+    new_status = serializers.ChoiceField(choices=ComponentStatus.choices)
+
+
 class IncidentUpdateSerializer(RejectUnknownFields, serializers.ModelSerializer[IncidentUpdate]):
     id = serializers.UUIDField(source="public_id", read_only=True)
     body = serializers.CharField(max_length=MAX_BODY_CHARS)
+    components = serializers.DictField(
+        child=serializers.ChoiceField(choices=ComponentStatus.choices),
+        required=False,
+        write_only=True,
+        help_text="Each affected component's status from this update on, while the incident is open: "
+        '{"<component id>": "major_outage", …} (operational, degraded_performance, partial_outage, '
+        "major_outage, under_maintenance).",
+    )
+    affected_components = serializers.SerializerMethodField(
+        help_text="What this update declared: each component's code (its id), name, old_status and new_status."
+    )
 
     class Meta:
         model = IncidentUpdate
-        fields = ["id", "status", "body", "created_at"]
+        fields = ["id", "status", "body", "components", "affected_components", "created_at"]
         read_only_fields = ["created_at"]
+
+    def validate_components(self, value: dict[str, str]) -> dict[UUID, str]:
+        """Check that each key is a component id, and no more than MAX_AFFECTED_COMPONENTS are named."""
+        if len(value) > MAX_AFFECTED_COMPONENTS:
+            raise serializers.ValidationError(f"Name at most {MAX_AFFECTED_COMPONENTS} components.")
+        statuses: dict[UUID, str] = {}
+        for key, status in value.items():
+            try:
+                statuses[UUID(str(key))] = status
+            except ValueError:
+                raise serializers.ValidationError(f"{str(key)[:64]!r} is not a component id.") from None
+        return statuses
+
+    @extend_schema_field(AffectedComponentSerializer(many=True))
+    def get_affected_components(self, update: IncidentUpdate) -> list[dict[str, str]]:
+        return [
+            {
+                "code": str(change.component.public_id),
+                "name": change.component.display_name,
+                "old_status": change.old_status,
+                "new_status": change.new_status,
+            }
+            for change in update.affected.all()
+        ]
 
 
 class ComponentIdsField(serializers.ListField):

@@ -206,7 +206,7 @@ class PublishedIncidentViewSet(_OnPage[PublishedIncident]):
         return (
             PublishedIncident.with_drafts.filter(page=self.page)
             .select_related("drafted_for")
-            .prefetch_related("components", "updates")
+            .prefetch_related("components", "updates__affected__component")
         )
 
     @extend_schema(request=None, responses=PublishedIncidentSerializer)
@@ -268,16 +268,22 @@ class IncidentUpdateViewSet(
     def get_queryset(self) -> QuerySet[IncidentUpdate]:
         if getattr(self, "swagger_fake_view", False):
             return IncidentUpdate.objects.none()
-        return IncidentUpdate.objects.filter(incident=self.incident)
+        return IncidentUpdate.objects.filter(incident=self.incident).prefetch_related("affected__component")
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         update = services.incident_update_add(
-            incident=self.incident, status=data["status"], body=data["body"], now=timezone.now()
+            incident=self.incident,
+            status=data["status"],
+            body=data["body"],
+            now=timezone.now(),
+            components=data.get("components"),
         )
-        return Response(self.get_serializer(update).data, status=status.HTTP_201_CREATED)
+        return Response(
+            self.get_serializer(self.get_queryset().get(pk=update.pk)).data, status=status.HTTP_201_CREATED
+        )
 
     def perform_destroy(self, instance: IncidentUpdate) -> None:
         services.incident_update_delete(update=instance)

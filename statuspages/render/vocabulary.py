@@ -155,13 +155,37 @@ def page_status(components: Iterable[ComponentStatus], incident_impacts: Iterabl
     return blended
 
 
+# Best first: maintenance is planned and announced, so any unplanned trouble outranks it.
+_COMPONENT_ORDER = (
+    ComponentStatus.OPERATIONAL,
+    ComponentStatus.UNDER_MAINTENANCE,
+    ComponentStatus.DEGRADED_PERFORMANCE,
+    ComponentStatus.PARTIAL_OUTAGE,
+    ComponentStatus.MAJOR_OUTAGE,
+)
+
+
+def worst_status(statuses: Iterable[ComponentStatus]) -> ComponentStatus:
+    """Return the worst of ``statuses`` (operational when there are none)."""
+    return max(
+        (ComponentStatus(s) for s in statuses),
+        key=_COMPONENT_ORDER.index,
+        default=ComponentStatus.OPERATIONAL,
+    )
+
+
 def group_status(members: Iterable[ComponentStatus]) -> ComponentStatus:
     """Return a component group's status: its worst member's (operational when it has none)."""
-    order = (
-        ComponentStatus.OPERATIONAL,
-        ComponentStatus.UNDER_MAINTENANCE,
-        ComponentStatus.DEGRADED_PERFORMANCE,
-        ComponentStatus.PARTIAL_OUTAGE,
-        ComponentStatus.MAJOR_OUTAGE,
-    )
-    return max(members, key=order.index, default=ComponentStatus.OPERATIONAL)
+    return worst_status(members)
+
+
+def shown_status(measured: ComponentStatus, declared: Iterable[ComponentStatus] = ()) -> ComponentStatus:
+    """Return the status a component is shown with: the worse of the measured one and those its owners declared.
+
+    ``declared`` holds the status the owner set by hand (if any) and, for each published
+    incident still open, the status its latest update naming the component gave it; a resolved
+    incident declares nothing, so the component goes back to what its checks measure. A
+    declaration never hides trouble the checks see: "operational" declared over a measured
+    outage still shows the outage.
+    """
+    return worst_status((measured, *declared))

@@ -10,7 +10,7 @@ from django.db import transaction
 from monitors.errors import ServiceError
 from monitors.models import Healthcheck
 from statuspages.cache import page_changed
-from statuspages.models import Component, ComponentGroup, StatusPage, badge_token
+from statuspages.models import Component, ComponentGroup, ComponentStatus, StatusPage, badge_token
 
 COMPONENT_FIELDS = (
     "display_name",
@@ -18,6 +18,8 @@ COMPONENT_FIELDS = (
     "position",
     "only_show_when_not_operational",
     "show_mcp_details",
+    # The status its owner sets by hand ("" clears it); the page shows the worse of it and the measured one.
+    "declared_status",
 )
 
 
@@ -39,6 +41,13 @@ def _group(page: StatusPage, public_id: Any) -> ComponentGroup | None:
 
 
 def _apply(component: Component, page: StatusPage, changes: Mapping[str, Any]) -> None:
+    declared = changes.get("declared_status") or ""
+    if declared and declared not in ComponentStatus.values:
+        raise ServiceError(
+            "declared_status",
+            f"{declared!r} is not a component status: use one of {', '.join(ComponentStatus.values)}, "
+            'or "" to clear it.',
+        )
     for field in COMPONENT_FIELDS:
         if field in changes:
             setattr(component, field, changes[field])

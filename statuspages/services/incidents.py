@@ -10,7 +10,16 @@ from django.db import transaction
 
 from monitors.errors import ServiceError
 from statuspages.cache import page_changed
-from statuspages.models import Component, IncidentUpdate, Notice, PublishedIncident, StatusPage
+from statuspages.models import (
+    AffectedComponent,
+    Component,
+    ComponentStatus,
+    IncidentUpdate,
+    Notice,
+    PublishedIncident,
+    StatusPage,
+)
+from statuspages.selectors import shown_statuses
 from statuspages.services.notices import incident_notice
 
 Status = PublishedIncident.Status
@@ -128,17 +137,55 @@ def incident_update(
     return incident
 
 
+def _declared_components(page: StatusPage, statuses: Mapping[Any, str]) -> list[tuple[Component, str]]:
+    """Return each component named in ``statuses`` (public id → status) with its status, or refuse naming the field."""
+    allowed = set(ComponentStatus.values)
+    for public_id, status in statuses.items():
+        if status not in allowed:
+            raise ServiceError(
+                "components",
+                f"{status!r} is not a component status (for {public_id}): use one of {', '.join(ComponentStatus.values)}.",
+            )
+    found = {component.public_id: component for component in _components(page, statuses)}
+    return [(found[public_id], status) for public_id, status in statuses.items()]
+
+
 @transaction.atomic
 def incident_update_add(
-    *, incident: PublishedIncident, status: str, body: str, now: datetime
+    *,
+    incident: PublishedIncident,
+    status: str,
+    body: str,
+    now: datetime,
+    components: Mapping[Any, str] | None = None,
 ) -> IncidentUpdate:
-    """Add an update; the incident takes its status (``resolved`` resolves it). Subscribers hear of it unless it is a draft."""
+    """Add an update; the incident takes its status (``resolved`` resolves it). Subscribers hear of it unless it is a draft.
+
+    ``components`` (a component's public id → its status) declares the status of each named
+    component of the page from this update on, while the incident is open; each is recorded with
+    the status the page showed before (Statuspage's ``affected_components``) and becomes one of
+    the incident's components.
+    """
     locked = PublishedIncident.with_drafts.select_for_update().get(pk=incident.pk)
+    declared = _declared_components(locked.page, components or {})
+    # Read before this update counts: what the page showed until now.
+    before = shown_statuses(page=locked.page, component_ids=[c.id for c, _ in declared], now=now)
     _set_status(locked, status, now)
     locked.updated_at = now
     locked.save()
     page_changed(locked.page_id)
     update = IncidentUpdate.objects.create(incident=locked, status=status, body=body, created_at=now)
+    if declared:
+        AffectedComponent.objects.bulk_create(
+            AffectedComponent(
+                update=update,
+                component=component,
+                old_status=before.get(component.id, ComponentStatus.OPERATIONAL),
+                new_status=new_status,
+            )
+            for component, new_status in declared
+        )
+        locked.components.add(*(component for component, _ in declared))
     kind = Notice.Kind.INCIDENT_RESOLVED if status == Status.RESOLVED else Notice.Kind.INCIDENT_UPDATED
     incident_notice(incident=locked, kind=kind, update=update, now=now, key=f"update:{update.public_id}")
     return update

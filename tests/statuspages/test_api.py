@@ -226,6 +226,90 @@ def test_another_organizations_incident_updates_are_404s(client, other_client, c
     )
 
 
+# --- component statuses: declared by an incident's updates, or set by hand -----------------------
+
+
+@pytest.fixture
+def incident_on_page(client, created, check) -> tuple[str, dict, dict]:
+    """Return a page's API base, one of its components and an open incident there."""
+    base = f"{URL}{created['id']}"
+    component = client.post(
+        f"{base}/components/", {"healthcheck": str(check.public_id)}, format="json"
+    ).json()
+    incident = client.post(f"{base}/incidents/", {"title": "Errors", "body": "b"}, format="json").json()
+    return base, component, incident
+
+
+def test_an_update_declares_its_components_statuses_and_answers_what_they_were(client, incident_on_page):
+    base, component, incident = incident_on_page
+    answer = client.post(
+        f"{base}/incidents/{incident['id']}/updates/",
+        {"status": "identified", "body": "A bad deploy.", "components": {component["id"]: "partial_outage"}},
+        format="json",
+    )
+    assert answer.status_code == 201, answer.content
+    assert answer.json()["affected_components"] == [
+        {
+            "code": component["id"],
+            "name": "MCP server",
+            "old_status": "operational",
+            "new_status": "partial_outage",
+        }
+    ]
+    shown = client.get(f"{base}/incidents/{incident['id']}/").json()
+    # The component named becomes one of the incident's, and its update keeps what it declared.
+    assert shown["components"] == [component["id"]]
+    assert shown["updates"][0]["affected_components"][0]["new_status"] == "partial_outage"
+    assert shown["updates"][1]["affected_components"] == []
+
+
+@pytest.mark.parametrize(
+    "components",
+    [
+        pytest.param(lambda mine, theirs: {mine: "on_fire"}, id="a status not in the set"),
+        pytest.param(lambda mine, theirs: {mine: "resolved"}, id="an incident status"),
+        pytest.param(lambda mine, theirs: {"not-a-uuid": "major_outage"}, id="not a component id"),
+        pytest.param(lambda mine, theirs: {str(uuid.uuid4()): "major_outage"}, id="no such component"),
+        pytest.param(lambda mine, theirs: {theirs: "major_outage"}, id="another page's component"),
+        pytest.param(lambda mine, theirs: [mine], id="a list, not id to status"),
+    ],
+)
+def test_a_bad_declared_component_status_is_a_400_naming_components(
+    client, incident_on_page, check, components
+):
+    base, component, incident = incident_on_page
+    other = client.post(URL, {**PAGE, "slug": "other"}, format="json").json()
+    theirs = client.post(
+        f"{URL}{other['id']}/components/", {"healthcheck": str(check.public_id)}, format="json"
+    ).json()
+    updates = f"{base}/incidents/{incident['id']}/updates/"
+    answer = client.post(
+        updates,
+        {"status": "identified", "body": "b", "components": components(component["id"], theirs["id"])},
+        format="json",
+    )
+    assert answer.status_code == 400
+    assert list(answer.json()) == ["components"]
+    # Nothing was written: the incident keeps its one update.
+    assert len(client.get(updates).json()["results"]) == 1
+
+
+def test_an_owner_sets_a_components_status_by_hand_and_clears_it(client, incident_on_page):
+    base, component, _ = incident_on_page
+    url = f"{base}/components/{component['id']}/"
+    set_ = client.patch(url, {"declared_status": "degraded_performance"}, format="json")
+    assert (set_.status_code, set_.json()["declared_status"]) == (200, "degraded_performance")
+    cleared = client.patch(url, {"declared_status": ""}, format="json")
+    assert (cleared.status_code, cleared.json()["declared_status"]) == (200, "")
+
+
+def test_a_bad_status_set_by_hand_is_a_400_naming_the_field(client, incident_on_page):
+    base, component, _ = incident_on_page
+    answer = client.patch(f"{base}/components/{component['id']}/", {"declared_status": "down"}, format="json")
+    assert answer.status_code == 400
+    assert list(answer.json()) == ["declared_status"]
+
+
 # --- custom domains -----------------------------------------------------------------------------
 
 

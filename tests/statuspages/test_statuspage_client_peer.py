@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
+from statuspages import services
+from statuspages.models import Component, PublishedIncident
 from tests.conftest import PEERS_SWITCH, unavailable
 from tests.peers.peer_support import NODE22, PEERS_DIR
 from tests.statuspages.live_support import (
@@ -67,15 +69,12 @@ def declared_fields(interface: str) -> set[str]:
     return set(re.findall(r"^\s+(\w+):", body.group(1), re.M))
 
 
-@pytest.fixture
-def read(live_server, org):
-    """Make the page and return what the client read of each endpoint, and the page's HTML."""
+def client_read(base: str) -> dict[str, Any]:
+    """Return what the client read of each endpoint of the page at ``base``."""
     if not (NODE22.exists() and (CLIENT / "dist" / "index.js").exists()):
         unavailable(
             "statuspage.io is not installed: run tests/peers/install (needs npm)", switch=PEERS_SWITCH
         )
-    made = live_page(org, now=timezone.now())
-    base = f"{live_server.url}/s/{made.page.slug}"
     result = subprocess.run(
         [str(NODE22), "-e", READ, base],
         cwd=PEERS_DIR,
@@ -85,9 +84,36 @@ def read(live_server, org):
         check=False,
     )
     assert result.returncode == 0, result.stderr
+    answers: dict[str, Any] = json.loads(result.stdout)
+    return answers
+
+
+@pytest.fixture
+def read(live_server, org):
+    """Make the page and return what the client read of each endpoint, and the page's HTML."""
+    made = live_page(org, now=timezone.now())
+    base = f"{live_server.url}/s/{made.page.slug}"
+    answers = client_read(base)
     with urllib.request.urlopen(f"{base}/") as answer:
         html = answer.read().decode()
-    return json.loads(result.stdout), html
+    return answers, html
+
+
+@pytest.fixture
+def declared(live_server, org):
+    """Make the page, declare Docs' status in an update of the open incident and Search's by hand; return what the client read."""
+    now = timezone.now()
+    made = live_page(org, now=now)
+    docs, search = (Component.objects.get(healthcheck=check) for check in (made.docs, made.search))
+    services.incident_update_add(
+        incident=PublishedIncident.objects.get(title=OUTAGE_TITLE),
+        status="monitoring",
+        body="A fix is out; docs are slow meanwhile.",
+        now=now,
+        components={docs.public_id: "degraded_performance"},
+    )
+    services.component_update(component=search, changes={"declared_status": "major_outage"})
+    return client_read(f"{live_server.url}/s/{made.page.slug}"), docs
 
 
 def by_name(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -182,3 +208,47 @@ def test_every_answer_names_the_page_as_the_client_declares_it(read):
 
     assert all(set(page) == {"id", "name", "time_zone", "updated_at", "url"} for page in pages)
     assert {page["name"] for page in pages} == {"Acme status"}
+
+
+def test_the_client_reads_the_statuses_declared_by_an_update_and_by_hand(declared):
+    answers, _ = declared
+    components = by_name(answers["components"]["components"])
+
+    assert {name: c["status"] for name, c in components.items()} == {
+        "Core": "major_outage",
+        "API": "major_outage",
+        "Docs": "degraded_performance",
+        "Search": "major_outage",  # set by hand: worse than its maintenance
+    }
+    assert by_name(answers["summary"]["components"]) == components
+
+
+def test_the_client_reads_an_update_s_affected_components(declared):
+    answers, docs = declared
+    (incident,) = answers["unresolved"]["incidents"]
+    latest, *earlier = incident["incident_updates"]
+
+    assert latest["affected_components"] == [
+        {
+            "code": str(docs.public_id),
+            "name": "Docs",
+            "old_status": "operational",
+            "new_status": "degraded_performance",
+        }
+    ]
+    assert all(update["affected_components"] is None for update in earlier)
+    assert {c["name"]: c["status"] for c in incident["components"]} == {
+        "API": "major_outage",
+        "Docs": "degraded_performance",
+    }
+
+
+def test_the_shortlink_the_client_reads_opens_the_incident_s_page(declared):
+    answers, _ = declared
+    (incident,) = answers["unresolved"]["incidents"]
+
+    with urllib.request.urlopen(incident["shortlink"]) as answer:
+        status, html = answer.status, answer.read().decode()
+    assert status == 200
+    assert f'<h1 class="incident-title">{incident["name"]}</h1>' in html
+    assert "A fix is out; docs are slow meanwhile." in html

@@ -13,6 +13,7 @@ from statuspages.render.vocabulary import (
     component_status,
     group_status,
     page_status,
+    shown_status,
 )
 
 OP = ComponentStatus.OPERATIONAL
@@ -108,3 +109,32 @@ def test_page_status_reads_impacts_given_as_text():
 )
 def test_a_group_shows_its_worst_member(members, expected):
     assert group_status(members) is expected
+
+
+@pytest.mark.parametrize(
+    ("measured", "declared", "shown"),
+    [
+        # Nothing declared (no open incident names it, nothing set by hand): what the checks measure.
+        (OP, (), OP),
+        (MAJOR, (), MAJOR),
+        (MAINT, (), MAINT),
+        # A declaration worse than the measurement shows.
+        (OP, (DEGRADED,), DEGRADED),
+        (OP, (PARTIAL,), PARTIAL),
+        (OP, (MAJOR,), MAJOR),
+        (DEGRADED, (PARTIAL,), PARTIAL),
+        (OP, (MAINT,), MAINT),
+        # A declaration never hides trouble the checks see.
+        (MAJOR, (OP,), MAJOR),
+        (PARTIAL, (DEGRADED,), PARTIAL),
+        (DEGRADED, (OP,), DEGRADED),
+        # Unplanned trouble, measured or declared, outranks maintenance.
+        (MAINT, (DEGRADED,), DEGRADED),
+        (DEGRADED, (MAINT,), DEGRADED),
+        # Several open incidents (and a status set by hand): the worst of them all.
+        (OP, (DEGRADED, MAJOR, PARTIAL), MAJOR),
+        (DEGRADED, (OP, OP), DEGRADED),
+    ],
+)
+def test_a_component_shows_the_worse_of_its_measured_and_declared_status(measured, declared, shown):
+    assert shown_status(measured, declared) is shown

@@ -404,3 +404,29 @@ def test_axe_finds_no_serious_violation_on_a_status_page_s_incident_and_group_ed
     scanned_page.get_by_role("button", name="Save the group Search").click()
     scanned_page.locator("#ge-position-errors").wait_for()
     assert axe_violations(scanned_page) == []
+
+
+def test_an_owner_declares_a_component_s_status_in_an_update_and_readers_see_it(page, app, org, make_check):
+    user = get_user_model().objects.create_user(username="decl@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    status_page = status_page_create(organization=org, changes={"slug": "docs", "title": "Docs status"})
+    component = component_create(
+        page=status_page, changes={"healthcheck": make_check(org).public_id, "display_name": "Search"}
+    )
+    incident_create(
+        page=status_page, changes={"title": "Search is slow"}, body="Looking into it.", now=timezone.now()
+    )
+    sign_in(page, app, "decl@example.com")
+    page.goto(f"{app}/app/status-pages/{status_page.public_id}/")
+    page.get_by_label("New status of Search is slow").select_option("identified")
+    page.get_by_label("Update of Search is slow").fill("An index is rebuilding.")
+    page.get_by_label("Search in Search is slow").select_option(label="Partial outage")
+    page.get_by_role("button", name="Post update").click()
+    page.get_by_text("Updated Search is slow.").wait_for()
+
+    page.goto(f"{app}/s/docs/")
+    assert page.locator(f"#component-{component.public_id} .status-label").inner_text() == "Partial outage"
+    page.get_by_role("link", name="Search is slow").click()
+    page.get_by_role("heading", name="Search is slow", level=1).wait_for()
+    assert re.search(r"/s/docs/incidents/[0-9a-f-]{36}/$", page.url)
+    assert page.locator(".update-component").first.inner_text() == "Search: Partial outage (was operational)"

@@ -734,3 +734,44 @@ def test_a_nul_in_a_group_or_subscriber_is_a_field_error(owner, page, suffix, fo
     assert answer.context["errors"]
     assert not ComponentGroup.objects.exists()
     assert not Subscriber.objects.exists()
+
+
+# --- component statuses: declared in an update's form, or set by hand ---------------------------
+
+
+def test_an_update_s_form_declares_a_component_s_status(owner, org, page, make_check):
+    component = component_create(page=page, changes={"healthcheck": make_check(org).public_id})
+    incident = incident_create(page=page, changes={"title": "Slow"}, body="x", now=page.created_at)
+    form = {"status": "identified", "body": "Found it.", f"component-{component.public_id}": "partial_outage"}
+    assert owner.post(url(page, f"incidents/{incident.public_id}/updates/"), form).status_code == 302
+    (change,) = IncidentUpdate.objects.get(body="Found it.").affected.all()
+    assert (change.component, change.new_status) == (component, "partial_outage")
+    # "Unchanged" (empty) declares nothing.
+    owner.post(
+        url(page, f"incidents/{incident.public_id}/updates/"), {"status": "monitoring", "body": "Better."}
+    )
+    assert not IncidentUpdate.objects.get(body="Better.").affected.exists()
+
+
+def test_a_refused_component_status_in_an_update_s_form_is_named(owner, org, page, make_check):
+    component = component_create(page=page, changes={"healthcheck": make_check(org).public_id})
+    incident = incident_create(page=page, changes={"title": "Slow"}, body="x", now=page.created_at)
+    form = {"status": "identified", "body": "Found it.", f"component-{component.public_id}": "on_fire"}
+    answer = owner.post(url(page, f"incidents/{incident.public_id}/updates/"), form)
+    assert answer.status_code == 400
+    assert "components" in answer.context["errors"]
+    assert IncidentUpdate.objects.filter(incident=incident).count() == 1
+
+
+def test_a_component_s_status_is_set_by_hand_and_kept_by_later_edits(owner, org, page, make_check):
+    check = make_check(org)
+    component = component_create(page=page, changes={"healthcheck": check.public_id})
+    path = url(page, f"components/{component.public_id}/")
+    form = {"healthcheck": str(check.public_id), "description": "", "declared_status": "major_outage"}
+    assert owner.post(path, form).status_code == 302
+    component.refresh_from_db()
+    assert component.declared_status == "major_outage"
+    assert 'class="component status-major_outage"' in Client().get("/s/docs-status/").content.decode()
+    assert owner.post(path, {**form, "declared_status": ""}).status_code == 302
+    component.refresh_from_db()
+    assert component.declared_status == ""
