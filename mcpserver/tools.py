@@ -203,6 +203,7 @@ def _create(organization: Organization, changes: Mapping[str, Any], *, now: Any)
         interval_seconds=changes.get("interval_seconds"),
         region_slugs=changes.get("region_slugs"),
         now=now,
+        first_run=True,
     )
 
 

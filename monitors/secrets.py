@@ -39,10 +39,13 @@ def encrypt_document(document: object) -> str:
     return _cipher(settings.UPTIMY_SECRETS_KEY).encrypt(plain).decode()
 
 
-def decrypt_document(token: str, *, what: str) -> Any:
-    """Return the JSON document stored in ``token``; raise SecretUnreadable (naming ``what``) if no key opens it."""
+def decrypt_document(token: str, *, what: str, max_age: int | None = None) -> Any:
+    """Return the JSON document stored in ``token``; raise SecretUnreadable (naming ``what``) if no key opens it.
+
+    With ``max_age`` (seconds), a token encrypted longer ago than that is refused too.
+    """
     try:
-        plain = _cipher(settings.UPTIMY_SECRETS_KEY).decrypt(token.encode())
+        plain = _cipher(settings.UPTIMY_SECRETS_KEY).decrypt(token.encode(), ttl=max_age)
     except InvalidToken:
         raise SecretUnreadable(f"stored {what} can't be decrypted with UPTIMY_SECRETS_KEY") from None
     return json.loads(plain)

@@ -444,6 +444,9 @@ STORAGES = {
 # Serve admin and API-docs assets straight from the apps where they were not collected (make run
 # has no collectstatic step, and runs without DEBUG); the image's collected files are the same.
 WHITENOISE_USE_FINDERS = True
+# Files a browser asks for at the site's root whatever page it shows (/favicon.ico, also on the
+# status pages and the API docs); WhiteNoise serves them as it serves the static files.
+WHITENOISE_ROOT = str(Path(__file__).resolve().parent / "root_files")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["monitors.api.authentication.ApiKeyAuthentication"],

@@ -3,7 +3,9 @@
 Every page of the app but the account pages goes through :func:`member_view`: it requires a
 signed-in user, finds the organization the user is working in (the one chosen with the
 switcher, kept in the session, else their oldest membership) and refuses a change (any method
-but GET and HEAD) from a viewer with 403.
+but GET and HEAD) from a viewer with 403. A page that exists only to change something (the
+healthcheck form, a delete confirmation) is ``writers_only``: a viewer gets the 403 page as soon
+as they open it, not a form whose Save then fails.
 """
 
 from __future__ import annotations
@@ -65,12 +67,13 @@ def seat_of(request: HttpRequest) -> Seat | None:
 
 
 def member_view(
-    *, manage: bool = False
+    *, manage: bool = False, writers_only: bool = False
 ) -> Callable[[Callable[Concatenate[HttpRequest, Seat, P], HttpResponse]], Callable[..., HttpResponse]]:
     """Wrap a view that works in the user's organization; it is called with (request, seat, ...).
 
     GET and HEAD are for every member; any other method answers 403 to a viewer, and with
-    ``manage`` to anyone but an owner or admin.
+    ``manage`` to anyone but an owner or admin. With ``writers_only`` every method answers 403
+    to a viewer.
     """
 
     def decorate(
@@ -81,7 +84,7 @@ def member_view(
             seat = seat_of(request)
             if seat is None:
                 return render(request, "web/no_organization.html", status=403)
-            if request.method not in SAFE_METHODS:
+            if request.method not in SAFE_METHODS or writers_only:
                 if not seat.can_write:
                     return _refused(request, VIEWER_REFUSED)
                 if manage and not seat.can_manage:

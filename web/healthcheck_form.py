@@ -16,9 +16,11 @@ from typing import Any
 from django.http import QueryDict
 
 from monitors.models import Healthcheck
+from monitors.secrets import MASK
 from monitors.services.healthchecks import DEFAULT_INTERVAL_SECONDS
 from probes.checks import check_kind
 from probes.config import DEFAULT_TIMEOUT
+from web.sealed_values import SealBroken, origin_of, seal, unseal
 
 TYPES = ("mcp", "http")
 HTTP_METHODS = ("GET", "HEAD", "POST")
@@ -61,11 +63,6 @@ class HealthcheckForm:
     # Public ids of the alert channels chosen; none: the organization's default policy.
     channels: list[str] = field(default_factory=list)
 
-    @property
-    def header_rows(self) -> list[tuple[int, str, str]]:
-        rows = [*self.headers, *[("", "")] * SPARE_HEADER_ROWS][:MAX_HEADER_ROWS]
-        return [(index, name, value) for index, (name, value) in enumerate(rows)]
-
     def add_errors(self, errors: Mapping[str, Any]) -> None:
         """Put API-shaped errors (``{"config.minTools": ["…"]}``) next to the form's fields."""
         for key, messages in errors.items():
@@ -75,6 +72,34 @@ class HealthcheckForm:
                 if key.startswith("config.headers."):
                     message = f"{key.removeprefix('config.headers.')}: {message}"
                 self.errors.setdefault(target, []).append(message)
+
+
+@dataclass(frozen=True, slots=True)
+class HeaderRow:
+    """Say what one header row of the form shows: never a value typed in clear, only the mask."""
+
+    index: int
+    name: str
+    shown: str  # "" or the mask
+    sealed: str  # a typed value, sealed for the hidden field (web.sealed_values), or ""
+
+
+def header_rows(form: HealthcheckForm, *, organization_id: str) -> list[HeaderRow]:
+    """Return the form's header rows (and the spare empty ones) as the page shows them.
+
+    A stored value comes as the mask already; a value typed in this form (shown again after Test
+    now or an error) is shown as the mask too and travels sealed, so the page source never holds it.
+    """
+    origin = origin_of(form.values.get("uri", ""))
+    rows = [*form.headers, *[("", "")] * SPARE_HEADER_ROWS][:MAX_HEADER_ROWS]
+    shown = []
+    for index, (name, value) in enumerate(rows):
+        if value in ("", MASK):
+            shown.append(HeaderRow(index=index, name=name, shown=value, sealed=""))
+        else:
+            token = seal(value, organization_id=organization_id, origin=origin)
+            shown.append(HeaderRow(index=index, name=name, shown=MASK, sealed=token))
+    return shown
 
 
 def _messages(value: Any) -> Iterable[str]:
@@ -139,13 +164,26 @@ def form_of(healthcheck: Healthcheck) -> HealthcheckForm:
     )
 
 
-def posted_form(data: QueryDict) -> HealthcheckForm:
-    """Return the form as posted, values kept as typed so an error shows them again."""
+def posted_form(data: QueryDict, *, organization_id: str) -> HealthcheckForm:
+    """Return the form as posted, values kept as typed so an error shows them again.
+
+    A header value left as the mask beside a sealed one is the value typed before the last
+    re-render; it opens only for the same organization and the URL's same origin.
+    """
     type_name = data.get("type", "mcp")
+    origin = origin_of(data.get("uri", ""))
     headers = []
+    broken = []
     for index in range(MAX_HEADER_ROWS):
         name = data.get(f"header_name_{index}", "").strip()
         value = data.get(f"header_value_{index}", "")
+        sealed = data.get(f"header_sealed_{index}", "")
+        if value == MASK and sealed:
+            try:
+                value = unseal(sealed, organization_id=organization_id, origin=origin)
+            except SealBroken:
+                broken.append(name or f"Header {index + 1}")
+                value = ""
         if name or value:
             headers.append((name, value))
     names = [
@@ -162,13 +200,18 @@ def posted_form(data: QueryDict) -> HealthcheckForm:
         "expected_status",
         "keyword",
     ]
-    return HealthcheckForm(
+    form = HealthcheckForm(
         type=type_name if type_name in TYPES else "mcp",
         values={name: data.get(name, "") for name in names},
         regions=data.getlist("regions"),
         headers=headers,
         channels=data.getlist("channels"),
     )
+    for name in broken:
+        form.errors.setdefault("headers", []).append(
+            f"{name}: Type the value again: the form was left open too long or its URL's origin changed."
+        )
+    return form
 
 
 def api_body(form: HealthcheckForm) -> dict[str, Any]:

@@ -232,7 +232,7 @@ def status_page_verify_domain(request: HttpRequest, seat: Seat, public_id: str) 
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@member_view()
+@member_view(writers_only=True)
 def status_page_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     page = _page(seat, public_id)
     return confirm_delete(
@@ -354,7 +354,7 @@ def incident_edit(request: HttpRequest, seat: Seat, public_id: str, incident_id:
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@member_view()
+@member_view(writers_only=True)
 def incident_delete(request: HttpRequest, seat: Seat, public_id: str, incident_id: str) -> HttpResponse:
     """Ask to confirm (GET), then delete the incident with its updates (POST)."""
     page = _page(seat, public_id)
@@ -377,7 +377,7 @@ def incident_delete(request: HttpRequest, seat: Seat, public_id: str, incident_i
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@member_view()
+@member_view(writers_only=True)
 def incident_update_delete(
     request: HttpRequest, seat: Seat, public_id: str, incident_id: str, update_id: str
 ) -> HttpResponse:

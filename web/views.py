@@ -234,6 +234,7 @@ def _form_context(
     return {
         "seat": seat,
         "form": form,
+        "header_rows": hc_form.header_rows(form, organization_id=str(seat.organization.public_id)),
         "allowed_regions": list(selectors.regions_allowed(organization=seat.organization)),
         "methods": hc_form.HTTP_METHODS,
         "channels": list(alert_selectors.channels_of(organization=seat.organization)),
@@ -242,7 +243,7 @@ def _form_context(
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@member_view()
+@member_view(writers_only=True)
 def healthcheck_new(request: HttpRequest, seat: Seat) -> HttpResponse:
     """Show the new healthcheck form (tabs by ?type=), test it once, or create the healthcheck."""
     if request.method != "POST":
@@ -256,7 +257,7 @@ def healthcheck_new(request: HttpRequest, seat: Seat) -> HttpResponse:
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@member_view()
+@member_view(writers_only=True)
 def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     healthcheck = _healthcheck(seat, public_id)
     if request.method != "POST":
@@ -271,7 +272,7 @@ def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
 
 
 def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | None) -> HttpResponse:
-    form = hc_form.posted_form(request.POST)
+    form = hc_form.posted_form(request.POST, organization_id=str(seat.organization.public_id))
     body = hc_form.api_body(form)
     context: dict[str, Any] = {"healthcheck": healthcheck}
     if request.POST.get("action") == "test":
@@ -301,8 +302,9 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
                     tags=changes.get("tags", ()),
                     rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
                     now=now,
+                    first_run=True,
                 )
-                saved = f"Created {healthcheck.name}; its first check runs within its interval."
+                saved = f"Created {healthcheck.name}; its first check is running in every region."
             else:
                 updated = services.healthcheck_update(
                     healthcheck=healthcheck, changes=changes, partial=False, now=now
@@ -449,7 +451,7 @@ def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> Http
         "spans": web_selectors.CHART_SPANS,
     }
     if request.headers.get("HX-Request") == "true":
-        return render(request, "web/partials/healthcheck_status.html", context)
+        return render(request, "web/partials/healthcheck_main.html", context)
     return render(request, "web/healthchecks/detail.html", context)
 
 
@@ -573,7 +575,7 @@ def _acknowledger(request: HttpRequest) -> str:
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@member_view()
+@member_view(writers_only=True)
 def healthcheck_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Ask to confirm (GET), then delete the healthcheck and its results (POST)."""
     healthcheck = _healthcheck(seat, public_id)
@@ -906,7 +908,7 @@ def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@member_view()
+@member_view(writers_only=True)
 def channel_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Ask to confirm (GET), then delete the channel (POST)."""
     channel = _channel(seat, public_id)
@@ -1077,7 +1079,7 @@ def maintenance_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@member_view()
+@member_view(writers_only=True)
 def maintenance_delete(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Ask to confirm (GET), then delete the window (POST)."""
     window = _window(seat, public_id)

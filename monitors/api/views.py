@@ -105,6 +105,7 @@ class HealthcheckViewSet(
             paused=changes.get("paused", False),
             rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
             now=timezone.now(),
+            first_run=True,
         )
         return Response(self._shown(healthcheck), status=status.HTTP_201_CREATED)
 

@@ -15,6 +15,7 @@ from monitors.models import (
     HealthcheckListing,
     HealthcheckTag,
     Organization,
+    OutboxBatch,
     Plan,
     Region,
     RegionState,
@@ -43,10 +44,14 @@ def healthcheck_create(
     tags: Iterable[str] = (),
     paused: bool = False,
     rules: Mapping[str, Any] | None = None,
+    first_run: bool = False,
 ) -> Healthcheck:
     """Create a healthcheck within the organization's plan; its first slot is within one interval.
 
-    ``rules`` may hold recheck_count, recheck_delay_seconds, quorum and degraded_threshold_ms.
+    With ``first_run`` (what a customer's create asks: the API, the web app, the MCP server) it
+    does not wait for that slot: a run of its own goes out now, in every region
+    (:func:`_first_runs`). ``rules`` may hold recheck_count, recheck_delay_seconds, quorum and
+    degraded_threshold_ms.
     """
     plan = organization.plan
     interval = (
@@ -82,7 +87,28 @@ def healthcheck_create(
         healthcheck.save(force_insert=True)
         healthcheck.regions.set(regions)
         _set_tags(healthcheck, tags)
+        if first_run and not paused:
+            _first_runs(healthcheck, regions, now=now)
     return healthcheck
+
+
+def _first_runs(healthcheck: Healthcheck, regions: Iterable[Region], *, now: datetime) -> None:
+    """Queue the new check's first run in each of its enabled regions, due now, in the create's transaction.
+
+    The rows go to the dispatcher's outbox (monitors.worker.outbox, written here as the model: the
+    worker imports the services), so the next tick, a broker's or the embedded worker's, hands
+    them to the regions' queues: the first result arrives within seconds, not after an interval,
+    and a create that rolls back sends nothing. The run is a slot of its own (now, attempt 0),
+    as a manual run is; recording and the verdict treat it like any other slot.
+    """
+    item = [healthcheck.id, now.isoformat(), 0]
+    OutboxBatch.objects.bulk_create(
+        [
+            OutboxBatch(region=region.slug, items=[item], created_at=now, publish_after=now)
+            for region in regions
+            if region.enabled
+        ]
+    )
 
 
 @dataclass(frozen=True, slots=True)
