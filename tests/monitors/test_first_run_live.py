@@ -97,7 +97,10 @@ def test_a_new_check_is_run_in_every_region_right_after_it_is_created(uptimy, ta
     earliest = first_results(api, healthcheck["id"])
 
     # Each region's first run is a slot of its own, taken at creation, before the schedule's first slot.
-    assert all(datetime.fromisoformat(r["slot"]) < first_slot for r in earliest.values()), (earliest, first_slot)
+    assert all(datetime.fromisoformat(r["slot"]) < first_slot for r in earliest.values()), (
+        earliest,
+        first_slot,
+    )
     assert {result["status"] for result in earliest.values()} == {"up"}
     assert len(target.requests) >= len(earliest)
 

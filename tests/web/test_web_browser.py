@@ -21,6 +21,7 @@ from django.utils import timezone
 from alerts.models import Incident
 from alerts.services import channel_add
 from monitors.models import Healthcheck, Membership, ProbeResult, Region, StatusChange, ToolList
+from monitors.secrets import decrypt_headers
 from monitors.services import maintenance_window_create, membership_add
 from statuspages.services import (
     component_create,
@@ -144,7 +145,7 @@ def test_test_now_on_a_url_without_mcp_shows_no_mcp_endpoint(page, app, no_mcp_u
 def test_a_viewer_cannot_change_anything(page, app, org, make_check):
     from playwright.sync_api import expect
 
-    make_check(org, name="Watched")
+    check = make_check(org, name="Watched")
     user = get_user_model().objects.create_user(username="vi@example.com", password=PASSWORD)
     membership_add(organization=org, user=user, role=Membership.Role.VIEWER)
     page.goto(f"{app}/app/")
@@ -153,15 +154,117 @@ def test_a_viewer_cannot_change_anything(page, app, org, make_check):
     page.get_by_role("button", name="Sign in").click()
     expect(page.get_by_role("link", name="Watched")).to_be_visible()
     expect(page.get_by_role("link", name="New healthcheck")).to_have_count(0)
+    expect(page.get_by_role("link", name=re.compile("New (MCP|HTTP) healthcheck"))).to_have_count(0)
     page.get_by_role("link", name="Watched").click()
+    expect(page.get_by_role("heading", name="Watched")).to_be_visible()
+    for name in ("Edit", "Delete…"):
+        expect(page.get_by_role("link", name=name, exact=True)).to_have_count(0)
     expect(page.get_by_role("button", name="Pause")).to_have_count(0)
-    # The form is there to read; sending it is refused.
-    page.goto(f"{app}/app/healthchecks/new/?type=mcp")
-    page.get_by_label("Name", exact=True).fill("Sneaky")
-    page.get_by_label("Server URL").fill("https://mcp.example.com/mcp")
-    page.get_by_role("button", name="Create healthcheck").click()
-    expect(page.get_by_text("Viewers can look but not change anything")).to_be_visible()
+    # A page that only changes things is refused as it opens: no form whose Save then fails.
+    for path in ("new/?type=mcp", f"{check.public_id}/edit/", f"{check.public_id}/delete/"):
+        answer = page.goto(f"{app}/app/healthchecks/{path}")
+        assert answer is not None
+        assert answer.status == 403, path
+        expect(page.get_by_text("Viewers can look but not change anything")).to_be_visible()
+        expect(
+            page.get_by_role("button", name=re.compile("Save|Create healthcheck|Test now|Delete"))
+        ).to_have_count(0)
     assert list(Healthcheck.objects.values_list("name", flat=True)) == ["Watched"]
+
+
+def test_the_healthcheck_page_s_sections_refresh_together_during_an_outage(page, app, org, make_check):
+    """Status, status changes and incidents change in one refresh, without a reload: none contradicts another."""
+    from playwright.sync_api import expect
+
+    check = make_check(org, name="Outage")
+    user = get_user_model().objects.create_user(username="ow2@example.com", password=PASSWORD)
+    membership_add(organization=org, user=user, role=Membership.Role.OWNER)
+    sign_in(page, app, "ow2@example.com")
+    page.goto(f"{app}/app/healthchecks/{check.public_id}/")
+    expect(page.get_by_text("No incident yet.")).to_be_visible()
+    expect(page.get_by_text("No status change yet.")).to_be_visible()
+    page.evaluate("window.notReloaded = true")
+
+    now = timezone.now()
+    Healthcheck.objects.filter(pk=check.pk).update(status="down", status_changed_at=now)
+    StatusChange.objects.create(
+        healthcheck=check, at=now, from_status="pending", to_status="down", reason="Down in eu-west"
+    )
+    Incident.objects.create(
+        organization=org,
+        healthcheck=check,
+        healthcheck_public_id=check.public_id,
+        healthcheck_name=check.name,
+        severity="critical",
+        opened_at=now,
+        cause_summary="Down in eu-west",
+    )
+
+    main = page.locator("#healthcheck-main")
+    expect(main.locator("p.current")).to_contain_text("Down", timeout=15_000)
+    # The same swap brought the other sections: no "Down" above "No incident yet".
+    expect(main.get_by_text("No incident yet.")).to_have_count(0)
+    expect(main.get_by_text("No status change yet.")).to_have_count(0)
+    expect(main.locator("section", has_text="Incidents").get_by_text("Open", exact=True)).to_be_visible()
+    assert page.evaluate("window.notReloaded") is True
+
+
+def test_the_browser_finds_the_site_s_icon(page, app):
+    """Every page's icon links and /favicon.ico (what a browser asks without a link) answer with an image."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    failed: list[str] = []
+    page.on("response", lambda answer: failed.append(answer.url) if answer.status >= 400 else None)
+    page.goto(f"{app}/app/login/")
+    links = page.locator("link[rel=icon]").evaluate_all("links => links.map(link => link.href)")
+    assert len(links) == 2
+    for url in [*links, f"{app}/favicon.ico"]:
+        answer = page.request.get(url)
+        assert answer.status == 200, url
+        assert answer.headers["content-type"].startswith("image/"), (url, answer.headers["content-type"])
+    icon = Image.open(BytesIO(page.request.get(f"{app}/favicon.ico").body()))
+    assert icon.format == "ICO"
+    assert not failed, failed
+
+
+def test_a_header_value_is_masked_shown_on_request_and_never_echoed_after_test_now(page, app, no_mcp_server):
+    from playwright.sync_api import expect
+
+    key = "Bearer typed-key-4f9c2e"
+    sign_up(page, app, "hv@example.com")
+    page.goto(f"{app}/app/healthchecks/new/?type=mcp")
+    page.get_by_label("Name", exact=True).fill("Keyed")
+    page.get_by_label("Server URL").fill(no_mcp_server.url)
+    page.get_by_text("Advanced settings").click()
+    page.get_by_label("Header 1 name").fill("Authorization")
+    value = page.get_by_label("Header 1 value")
+    value.fill(key)
+    expect(value).to_have_attribute("type", "password")
+    show = page.get_by_role("button", name="Show").first
+    show.click()
+    expect(value).to_have_attribute("type", "text")
+    expect(value).to_have_value(key)
+    page.get_by_role("button", name="Hide").first.click()
+    expect(value).to_have_attribute("type", "password")
+
+    page.get_by_role("button", name="Test now").click()
+    expect(page.locator("#test-result")).to_contain_text("No MCP endpoint at this URL")
+    assert key in no_mcp_server.authorizations
+    assert "typed-key-4f9c2e" not in page.content()
+    expect(page.get_by_label("Header 1 value")).to_have_value("********")
+
+    # The value typed before Test now is still the one sent, tested again and then saved.
+    no_mcp_server.authorizations.clear()
+    page.get_by_role("button", name="Test now").click()
+    expect(page.locator("#test-result")).to_contain_text("No MCP endpoint at this URL")
+    assert key in no_mcp_server.authorizations
+    page.get_by_role("button", name="Create healthcheck").click()
+    expect(page.get_by_role("heading", name="Keyed")).to_be_visible()
+    assert "typed-key-4f9c2e" not in page.content()
+    saved = Healthcheck.objects.get(name="Keyed")
+    assert decrypt_headers(saved.secret_headers) == {"Authorization": key}
 
 
 def test_the_dashboard_s_statuses_refresh_without_a_reload(page, app, org, make_check):
