@@ -180,8 +180,9 @@ class Notification(models.Model):
     """Hold one message to send (an incident's event, a tool change, a digest) and whom it is for.
 
     ``audience`` is the channel ids it was meant for, kept as decided. A notification taken
-    into a digest (storm guard) has ``digest`` set and no deliveries of its own; the digest's
-    deliveries carry it to each channel of its audience.
+    into a digest (storm guard) has ``digest`` set; the digest's deliveries carry it to the text
+    channels of its audience, and it has deliveries of its own only to the stateful ones
+    (PagerDuty: ``Channel.STATEFUL_KINDS``), which hear of each incident by itself.
     """
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="notifications")

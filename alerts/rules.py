@@ -26,8 +26,11 @@ Who hears of it (:func:`audience`)
     unacknowledged escalation goes to the escalation channels that were not told yet.
 
 Storm guard (:func:`is_storm`)
-    When more than ``threshold`` incidents open (or resolve) in one organization within a
-    minute, the rest of that minute's openings (resolves) go to each channel as one digest.
+    When more than ``threshold`` incidents open, escalate or resolve in one organization within
+    a minute, the rest of that minute's openings, escalations and resolves go to each text
+    channel as one digest (a few seconds' worth each), which says what each incident did. A
+    stateful channel (PagerDuty) never gets a digest: it gets each incident's own event, so
+    every incident it opened is resolved on its side too.
 """
 
 from __future__ import annotations
@@ -188,7 +191,7 @@ def audience(
 
 
 def is_storm(*, count_in_window: int, threshold: int) -> bool:
-    """Return whether ``count_in_window`` incidents opening (resolving) within a minute is a storm."""
+    """Return whether ``count_in_window`` incidents opening, escalating or resolving within a minute is a storm."""
     return count_in_window > threshold
 
 

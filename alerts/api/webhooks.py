@@ -69,6 +69,17 @@ class _Notice(serializers.Serializer[Any]):
     tools = _Tools(required=False, help_text="healthcheck.tools_changed only.")
 
 
+class _DigestEntry(_Notice):
+    event = serializers.ChoiceField(
+        choices=[
+            EventType.INCIDENT_OPENED.value,
+            EventType.INCIDENT_ESCALATED.value,
+            EventType.INCIDENT_RESOLVED.value,
+        ],
+        help_text="What happened to this incident: the event it would have been sent as on its own.",
+    )
+
+
 class _Organization(serializers.Serializer[Any]):
     name = serializers.CharField()
 
@@ -77,7 +88,9 @@ class _Data(_Notice):
     organization = _Organization()
     summary = serializers.CharField(help_text="One line: the email's subject, the chat's title.")
     healthcheck = _HealthcheckRef(required=False, help_text="Every event about one healthcheck.")
-    incidents = _Notice(many=True, required=False, help_text="incidents.digest only: one per incident.")
+    incidents = _DigestEntry(
+        many=True, required=False, help_text="incidents.digest only: one per incident's event, in order."
+    )
     incidents_url = serializers.CharField(allow_null=True, required=False)
 
 

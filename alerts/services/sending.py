@@ -282,7 +282,13 @@ def alert_of(
             for incident in Incident.objects.filter(id__in=[m.incident_id for m in members if m.incident_id])
         }
         notices = tuple(
-            _notice(NotificationKind(m.kind), m.details, incidents.get(m.incident_id or 0), now)
+            _notice(
+                NotificationKind(m.kind),
+                m.details,
+                incidents.get(m.incident_id or 0),
+                now,
+                event=EventType(m.kind),
+            )
             for m in members
         )
     else:
@@ -300,7 +306,12 @@ def alert_of(
 
 
 def _notice(
-    kind: NotificationKind, details: Mapping[str, Any], incident: Incident | None, now: datetime
+    kind: NotificationKind,
+    details: Mapping[str, Any],
+    incident: Incident | None,
+    now: datetime,
+    *,
+    event: EventType | None = None,
 ) -> Notice:
     healthcheck = details.get("healthcheck") or {}
     healthcheck_id = str(healthcheck.get("id", ""))
@@ -319,6 +330,7 @@ def _notice(
         cause=_cause(details.get("cause")),
         tools=_tools(details) if kind is NotificationKind.TOOLS_CHANGED else None,
         acknowledge_link=acknowledge,
+        event=event,
     )
 
 
