@@ -11,7 +11,9 @@ Incidents (:func:`on_status`, :func:`on_cause`, :func:`on_tools`)
     (``pending`` means no region reported, which is not a recovery). A changed cause on an open
     incident is a timeline event and a notification; without one it is nothing. A tool-list
     change with no incident open is a notification of its own ("tool list changed"), never an
-    incident; with one open it is a timeline note (the incident's alerts name missing tools).
+    incident, unless it removed a tool the check requires: the check goes down for that, and
+    its incident alone tells it (naming the missing tools). With an incident open it is a
+    timeline note (the incident's alerts name missing tools).
     Deleting a healthcheck resolves its incident (deleted): alerts sees it as the incident's
     healthcheck gone (``alerts.services.incidents_close_orphaned``).
 
@@ -141,9 +143,16 @@ def on_cause(*, open_severity: Severity | None) -> Decision:
     return NOTHING if open_severity is None else Decision(Action.CHANGE_CAUSE)
 
 
-def on_tools(*, open_severity: Severity | None) -> Decision:
-    """Decide what a tool-list change (a tool removed, a new required input) does."""
-    return Decision(Action.NOTIFY_TOOLS) if open_severity is None else Decision(Action.NOTE_TOOLS)
+def on_tools(*, open_severity: Severity | None, removes_required: bool = False) -> Decision:
+    """Decide what a tool-list change (a tool removed, a new required input) does.
+
+    ``removes_required``: a tool the check requires is gone, so the check is going down for it
+    (its rechecks may still be running): the incident that opens says so, naming the tools, and
+    a notice of its own would be a second message for one event.
+    """
+    if open_severity is not None:
+        return Decision(Action.NOTE_TOOLS)
+    return NOTHING if removes_required else Decision(Action.NOTIFY_TOOLS)
 
 
 @dataclass(frozen=True, slots=True)

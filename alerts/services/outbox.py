@@ -179,7 +179,8 @@ class _Applier:
             elif isinstance(row, CauseChange):
                 self._cause(row, rules.on_cause(open_severity=severity), incident)
             else:
-                self._tools(row, rules.on_tools(open_severity=severity), incident)
+                decision = rules.on_tools(open_severity=severity, removes_required=_removes_required(row))
+                self._tools(row, decision, incident)
 
     def _status(self, row: StatusChange, decision: Decision, incident: Incident | None) -> None:
         action, details = decision.action, _status_details(row)
@@ -280,6 +281,16 @@ class _Applier:
         details: dict[str, Any],
     ) -> None:
         incident_event_add(self.notifier, incident, kind, at, notification, details)
+
+
+def _removes_required(row: ToolChange) -> bool:
+    """Return whether the change removed a tool the check requires (its config's ``requiredTools``)."""
+    required = (
+        row.healthcheck.config.get("requiredTools") if isinstance(row.healthcheck.config, dict) else None
+    )
+    if not isinstance(required, list) or not required:
+        return False
+    return bool(set(row.removed) & {name for name in required if isinstance(name, str)})
 
 
 def _status_details(row: StatusChange) -> dict[str, Any]:

@@ -75,7 +75,8 @@ class Receivers:
         for message in self.mails():
             part = message.get_body(preferencelist=("plain",))
             assert part is not None
-            shown.append((str(message["Subject"]), part.get_content()))
+            # A long, non-ASCII subject is folded right after "Subject:": unfolded, it keeps that space.
+            shown.append((str(message["Subject"]).strip(), part.get_content()))
         return shown
 
 
