@@ -54,6 +54,12 @@ class Incident(models.Model):
     cause_summary = models.TextField(blank=True, default="")
     cause_regions = models.JSONField(default=dict, blank=True, help_text="region slug -> failure kind")
     cause_missing_tools = models.JSONField(default=list, blank=True)
+    # When the cause began (the healthcheck's cause_since as the change that set it said) and each
+    # failing region's own sentence: what the healthcheck API shows, carried to every alert.
+    cause_since = models.DateTimeField(null=True, blank=True)
+    cause_region_reasons = models.JSONField(
+        default=dict, blank=True, help_text="region slug -> that region's failure sentence"
+    )
     reminders_sent = models.PositiveSmallIntegerField(default=0)
     last_reminded_at = models.DateTimeField(null=True, blank=True)
     escalated_to_channels_at = models.DateTimeField(null=True, blank=True)

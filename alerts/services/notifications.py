@@ -285,7 +285,9 @@ def incident_details(incident: Incident) -> dict[str, Any]:
             "reason": incident.cause_reason,
             "summary": incident.cause_summary,
             "regions": dict(incident.cause_regions),
+            "region_reasons": dict(incident.cause_region_reasons),
             "missing_tools": list(incident.cause_missing_tools),
+            "since": (incident.cause_since or incident.opened_at).isoformat(),
         },
     }
 

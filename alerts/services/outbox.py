@@ -237,7 +237,10 @@ class _Applier:
         incident.cause_kind = row.to_kind
         incident.cause_reason = row.reason
         incident.cause_regions = dict(row.failed_regions)
+        incident.cause_region_reasons = dict(row.failed_reasons)
         incident.cause_missing_tools = list(row.missing_tools)
+        # A cause change is a new cause: it begins with the row (the recorder's cause_since too).
+        incident.cause_since = row.at
         incident.save()
         details = {"from_kind": row.from_kind, "to_kind": row.to_kind, "previous_reason": row.previous_reason}
         quiet = row.healthcheck_id in self.maintained
@@ -270,7 +273,10 @@ class _Applier:
         incident.cause_summary = row.reason
         incident.cause_reason = row.cause_reason or row.reason
         incident.cause_regions = dict(row.failed_regions)
+        incident.cause_region_reasons = dict(row.failed_reasons)
         incident.cause_missing_tools = list(row.missing_tools)
+        # Rows written before the recorder kept it: the change's own moment.
+        incident.cause_since = row.cause_since or row.at
 
     def _event(
         self,
