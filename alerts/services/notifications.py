@@ -179,7 +179,8 @@ class Notifier:
                 at__gt=since,
                 at__lte=at,
             ).values_list("at", flat=True)
-            times = self._recent[organization_id] = sorted([*opened, *resolved, *escalated])
+            found = [*opened, *(moment for moment in resolved if moment is not None), *escalated]
+            times = self._recent[organization_id] = sorted(found)
         else:
             bisect.insort(times, at)
         count = len(times) - bisect.bisect_right(times, at - STORM_WINDOW)
