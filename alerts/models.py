@@ -54,6 +54,12 @@ class Incident(models.Model):
     cause_summary = models.TextField(blank=True, default="")
     cause_regions = models.JSONField(default=dict, blank=True, help_text="region slug -> failure kind")
     cause_missing_tools = models.JSONField(default=list, blank=True)
+    # When the cause began (the healthcheck's cause_since as the change that set it said) and each
+    # failing region's own sentence: what the healthcheck API shows, carried to every alert.
+    cause_since = models.DateTimeField(null=True, blank=True)
+    cause_region_reasons = models.JSONField(
+        default=dict, blank=True, help_text="region slug -> that region's failure sentence"
+    )
     reminders_sent = models.PositiveSmallIntegerField(default=0)
     last_reminded_at = models.DateTimeField(null=True, blank=True)
     escalated_to_channels_at = models.DateTimeField(null=True, blank=True)
@@ -180,8 +186,9 @@ class Notification(models.Model):
     """Hold one message to send (an incident's event, a tool change, a digest) and whom it is for.
 
     ``audience`` is the channel ids it was meant for, kept as decided. A notification taken
-    into a digest (storm guard) has ``digest`` set and no deliveries of its own; the digest's
-    deliveries carry it to each channel of its audience.
+    into a digest (storm guard) has ``digest`` set; the digest's deliveries carry it to the text
+    channels of its audience, and it has deliveries of its own only to the stateful ones
+    (PagerDuty: ``Channel.STATEFUL_KINDS``), which hear of each incident by itself.
     """
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="notifications")

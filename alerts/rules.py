@@ -11,7 +11,9 @@ Incidents (:func:`on_status`, :func:`on_cause`, :func:`on_tools`)
     (``pending`` means no region reported, which is not a recovery). A changed cause on an open
     incident is a timeline event and a notification; without one it is nothing. A tool-list
     change with no incident open is a notification of its own ("tool list changed"), never an
-    incident; with one open it is a timeline note (the incident's alerts name missing tools).
+    incident, unless it removed a tool the check requires: the check goes down for that, and
+    its incident alone tells it (naming the missing tools). With an incident open it is a
+    timeline note (the incident's alerts name missing tools).
     Deleting a healthcheck resolves its incident (deleted): alerts sees it as the incident's
     healthcheck gone (``alerts.services.incidents_close_orphaned``).
 
@@ -26,8 +28,11 @@ Who hears of it (:func:`audience`)
     unacknowledged escalation goes to the escalation channels that were not told yet.
 
 Storm guard (:func:`is_storm`)
-    When more than ``threshold`` incidents open (or resolve) in one organization within a
-    minute, the rest of that minute's openings (resolves) go to each channel as one digest.
+    When more than ``threshold`` incidents open, escalate or resolve in one organization within
+    a minute, the rest of that minute's openings, escalations and resolves go to each text
+    channel as one digest (a few seconds' worth each), which says what each incident did. A
+    stateful channel (PagerDuty) never gets a digest: it gets each incident's own event, so
+    every incident it opened is resolved on its side too.
 """
 
 from __future__ import annotations
@@ -138,9 +143,16 @@ def on_cause(*, open_severity: Severity | None) -> Decision:
     return NOTHING if open_severity is None else Decision(Action.CHANGE_CAUSE)
 
 
-def on_tools(*, open_severity: Severity | None) -> Decision:
-    """Decide what a tool-list change (a tool removed, a new required input) does."""
-    return Decision(Action.NOTIFY_TOOLS) if open_severity is None else Decision(Action.NOTE_TOOLS)
+def on_tools(*, open_severity: Severity | None, removes_required: bool = False) -> Decision:
+    """Decide what a tool-list change (a tool removed, a new required input) does.
+
+    ``removes_required``: a tool the check requires is gone, so the check is going down for it
+    (its rechecks may still be running): the incident that opens says so, naming the tools, and
+    a notice of its own would be a second message for one event.
+    """
+    if open_severity is not None:
+        return Decision(Action.NOTE_TOOLS)
+    return NOTHING if removes_required else Decision(Action.NOTIFY_TOOLS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,7 +200,7 @@ def audience(
 
 
 def is_storm(*, count_in_window: int, threshold: int) -> bool:
-    """Return whether ``count_in_window`` incidents opening (resolving) within a minute is a storm."""
+    """Return whether ``count_in_window`` incidents opening, escalating or resolving within a minute is a storm."""
     return count_in_window > threshold
 
 

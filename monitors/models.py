@@ -465,6 +465,13 @@ class StatusChange(models.Model):
         default="",
         help_text='The failure\'s own sentence: "Required tools missing: search_docs".',
     )
+    # When the new status's cause began, as the healthcheck's cause_since says after this change
+    # (a cause that stays, degraded to down for the same failure, keeps its start); null unless
+    # down or degraded, and on rows written before it was kept.
+    cause_since = models.DateTimeField(null=True, blank=True)
+    failed_reasons = models.JSONField(
+        default=dict, blank=True, help_text="region slug -> the sentence of that region's failure"
+    )
     # Where downtime really began or ended, read from the raw results as the change is written:
     # into down, the first failing result that led to it; out of down, the first good result of
     # the recovery. Null for other changes, for rows written before, or when the results did not
@@ -493,6 +500,9 @@ class CauseChange(models.Model):
     to_kind = models.CharField(max_length=32, blank=True, default="")
     reason = models.TextField(blank=True, default="")
     failed_regions = models.JSONField(default=dict, help_text="region slug -> failure kind")
+    failed_reasons = models.JSONField(
+        default=dict, blank=True, help_text="region slug -> the sentence of that region's failure"
+    )
     missing_tools = models.JSONField(default=list)
     previous_reason = models.TextField(blank=True, default="")
 

@@ -37,19 +37,24 @@ class _Incident(serializers.Serializer[Any]):
 
 
 class _RegionFailure(serializers.Serializer[Any]):
-    region = serializers.CharField()
+    region = serializers.CharField(help_text="A failing region's slug (a key of the API's `failed_regions`).")
     kind = serializers.CharField(help_text="The failure kind in that region (connect, missing_tools, …).")
-    reason = serializers.CharField()
+    reason = serializers.CharField(
+        allow_blank=True,
+        help_text="The sentence that region's failure reported; empty only when it gave none.",
+    )
 
 
 class _Cause(serializers.Serializer[Any]):
+    """The healthcheck API's `cause` as the event found it, each failing region with its sentence."""
+
     kind = serializers.CharField(help_text="The failure kind most failing regions share.")
     reason = serializers.CharField(
         help_text='The failure\'s sentence: "Required tools missing: search_docs".'
     )
-    regions = _RegionFailure(many=True)
+    regions = _RegionFailure(many=True, help_text="The API's `failed_regions`, one entry per region.")
     missing_tools = serializers.ListField(child=serializers.CharField())
-    since = serializers.DateTimeField(allow_null=True)
+    since = serializers.DateTimeField(help_text="When this cause began: the API's `cause.since`.")
 
 
 class _ToolInputs(serializers.Serializer[Any]):
@@ -64,9 +69,20 @@ class _Tools(serializers.Serializer[Any]):
 
 class _Notice(serializers.Serializer[Any]):
     healthcheck = _HealthcheckRef()
-    incident = _Incident(required=False)
-    cause = _Cause(required=False)
+    incident = _Incident(required=False, help_text="Every incident.* event (and digest entry).")
+    cause = _Cause(required=False, help_text="Every incident.* event (and digest entry) of a failing check.")
     tools = _Tools(required=False, help_text="healthcheck.tools_changed only.")
+
+
+class _DigestEntry(_Notice):
+    event = serializers.ChoiceField(
+        choices=[
+            EventType.INCIDENT_OPENED.value,
+            EventType.INCIDENT_ESCALATED.value,
+            EventType.INCIDENT_RESOLVED.value,
+        ],
+        help_text="What happened to this incident: the event it would have been sent as on its own.",
+    )
 
 
 class _Organization(serializers.Serializer[Any]):
@@ -77,7 +93,9 @@ class _Data(_Notice):
     organization = _Organization()
     summary = serializers.CharField(help_text="One line: the email's subject, the chat's title.")
     healthcheck = _HealthcheckRef(required=False, help_text="Every event about one healthcheck.")
-    incidents = _Notice(many=True, required=False, help_text="incidents.digest only: one per incident.")
+    incidents = _DigestEntry(
+        many=True, required=False, help_text="incidents.digest only: one per incident's event, in order."
+    )
     incidents_url = serializers.CharField(allow_null=True, required=False)
 
 

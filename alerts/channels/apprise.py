@@ -105,6 +105,15 @@ _NOTIFY_TYPES = {
 }
 
 
+def _notify_type(alert: Alert) -> apprise.NotifyType:
+    """Return the plugin's kind of message: a digest of recoveries alone is a success, any other a failure."""
+    if alert.event_type is EventType.INCIDENTS_DIGEST and all(
+        render.digest_event(notice) is EventType.INCIDENT_RESOLVED for notice in alert.notices
+    ):
+        return apprise.NotifyType.SUCCESS
+    return _NOTIFY_TYPES.get(alert.event_type, apprise.NotifyType.INFO)
+
+
 def _drop(record: logging.LogRecord) -> bool:
     return False
 
@@ -322,7 +331,7 @@ def send(
             plugin.notify(
                 body=render.text(alert),
                 title=render.headline(alert),
-                notify_type=_NOTIFY_TYPES.get(alert.event_type, apprise.NotifyType.INFO),
+                notify_type=_notify_type(alert),
                 body_format=apprise.NotifyFormat.TEXT,
                 overflow=apprise.OverflowMode.TRUNCATE,
             )

@@ -36,7 +36,8 @@ class EventType(StrEnum):
     INCIDENT_UNACKNOWLEDGED = "incident.unacknowledged"
     TOOLS_CHANGED = "healthcheck.tools_changed"
     CHANNEL_TEST = "channel.test"
-    # The storm guard's one message listing every incident opened in its window.
+    # The storm guard's one message to a text channel, listing the incidents opened, escalated
+    # and resolved in its window (each notice says which: Notice.event).
     INCIDENTS_DIGEST = "incidents.digest"
 
 
@@ -106,7 +107,7 @@ class ToolsChange:
 class Notice:
     """Hold what an alert says about one healthcheck: an incident, its cause, a tools change, links.
 
-    An incident event has one notice; a digest has one per incident; a channel test has none.
+    An incident event has one notice; a digest has one per incident's event; a channel test has none.
     """
 
     healthcheck: HealthcheckRef
@@ -115,6 +116,9 @@ class Notice:
     tools: ToolsChange | None = None
     # A signed, expiring link that acknowledges the incident without a login.
     acknowledge_link: str = ""
+    # In a digest: what happened to this incident (opened, escalated, resolved). None outside one:
+    # the alert's own event_type says it.
+    event: EventType | None = None
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 Every event of one Uptimy incident carries the incident's public id as ``dedup_key``, so
 PagerDuty keeps one incident of its own for it: a reminder or a retried trigger adds to it, an
-acknowledgement or a resolve closes it. A storm guard's digest triggers each of its incidents
-(one request each, on one connection: a retried digest dedups). A tool-list change is not an
+acknowledgement or a resolve closes it. The storm guard's digests are for text channels: PagerDuty
+gets each incident's own events, storm or not (alerts.services.notifications). Should a digest
+reach it all the same, each of its incidents gets the event it stands for (an opening triggers,
+a recovery resolves; one request each, on one connection: a retried digest dedups). A tool-list change is not an
 incident: it goes to the Change Events endpoint beside the events one. A channel test triggers
 and at once resolves an event of its own, so it leaves no open incident behind.
 """
@@ -101,9 +103,9 @@ def _links(notice: Notice) -> list[dict[str, str]]:
 
 def trigger_event(config: PagerDutyConfig, alert: Alert, notice: Notice, dedup_key: str) -> dict[str, Any]:
     """Return a trigger event for one notice: summary, source, severity and the alert's facts."""
-    # A digest's incidents are each triggered as the opening they stand for.
+    # A digest's incidents are each triggered as the event they stand for.
     digest = alert.event_type is EventType.INCIDENTS_DIGEST
-    event_type = EventType.INCIDENT_OPENED if digest else alert.event_type
+    event_type = render.digest_event(notice) if digest else alert.event_type
     single = Alert(event_type, alert.event_id, alert.occurred_at, alert.organization, (notice,))
     cause = notice.cause
     return {
@@ -124,6 +126,15 @@ def trigger_event(config: PagerDutyConfig, alert: Alert, notice: Notice, dedup_k
         "client": "Uptimy",
         "client_url": notice.healthcheck.link,
     }
+
+
+def _incident_event(config: PagerDutyConfig, alert: Alert, notice: Notice, action: str) -> dict[str, Any]:
+    """Return the event of ``action`` on the notice's incident (its public id is the dedup_key)."""
+    assert notice.incident is not None
+    dedup_key = notice.incident.id
+    if action == "trigger":
+        return trigger_event(config, alert, notice, dedup_key)
+    return {"routing_key": config.routing_key, "event_action": action, "dedup_key": dedup_key}
 
 
 def requests_for(config: PagerDutyConfig, alert: Alert) -> list[Request]:
@@ -147,8 +158,8 @@ def requests_for(config: PagerDutyConfig, alert: Alert) -> list[Request]:
         events = [(config.events_url, test), (config.events_url, resolve)]
     elif kind is EventType.INCIDENTS_DIGEST:
         for notice in alert.notices:
-            if notice.incident is not None:
-                events.append((config.events_url, trigger_event(config, alert, notice, notice.incident.id)))
+            if notice.incident is not None and (action := _ACTIONS.get(render.digest_event(notice))):
+                events.append((config.events_url, _incident_event(config, alert, notice, action)))
     elif kind is EventType.TOOLS_CHANGED and alert.notice is not None:
         notice = alert.notice
         change = {
@@ -162,15 +173,8 @@ def requests_for(config: PagerDutyConfig, alert: Alert) -> list[Request]:
             "links": _links(notice),
         }
         events = [(change_url(config.events_url), change)]
-    elif kind in _ACTIONS and alert.notice is not None and (incident := alert.notice.incident) is not None:
-        notice = alert.notice
-        action = _ACTIONS[kind]
-        dedup_key = incident.id
-        if action == "trigger":
-            events = [(config.events_url, trigger_event(config, alert, notice, dedup_key))]
-        else:
-            simple = {"routing_key": config.routing_key, "event_action": action, "dedup_key": dedup_key}
-            events = [(config.events_url, simple)]
+    elif kind in _ACTIONS and alert.notice is not None and alert.notice.incident is not None:
+        events = [(config.events_url, _incident_event(config, alert, alert.notice, _ACTIONS[kind]))]
     headers = (("Content-Type", "application/json"),)
     return [
         Request("POST", url, headers, json.dumps(event, ensure_ascii=False).encode()) for url, event in events

@@ -71,10 +71,7 @@ def headline(alert: Alert) -> str:
     if kind is EventType.CHANNEL_TEST:
         return f"Test alert from Uptimy for {flat(alert.organization, _NAME_LIMIT)}"
     if kind is EventType.INCIDENTS_DIGEST:
-        count = len(alert.notices)
-        return (
-            f"{count} incident{'s' if count != 1 else ''} opened in {flat(alert.organization, _NAME_LIMIT)}"
-        )
+        return f"{digest_counts(alert)} in {flat(alert.organization, _NAME_LIMIT)}"
     if notice is None:
         return f"Uptimy: {kind.value}"
     name = _name(notice)
@@ -167,6 +164,12 @@ def _opening(alert: Alert) -> str:
             f"This is a test alert from Uptimy for {flat(alert.organization, _NAME_LIMIT)}. "
             "If you can read it, this channel works."
         )
+    if kind is EventType.INCIDENTS_DIGEST:
+        total = len(alert.notices)
+        return (
+            f"These {total} alerts for {flat(alert.organization, _NAME_LIMIT)} came at once, "
+            f"so they are sent together: {digest_counts(alert)}."
+        )
     if notice is None:
         return headline(alert)
     name = _name(notice)
@@ -208,9 +211,54 @@ def text(alert: Alert) -> str:
     return "\n\n".join(part for part in parts if part) + "\n"
 
 
-def _digest_line(notice: Notice) -> str:
+# What a digest says happened to its incidents, in the order its summary counts them.
+_DIGEST_VERBS = {
+    EventType.INCIDENT_OPENED: "opened",
+    EventType.INCIDENT_ESCALATED: "escalated",
+    EventType.INCIDENT_RESOLVED: "resolved",
+}
+
+
+def digest_event(notice: Notice) -> EventType:
+    """Return what a digest's notice stands for (a notice without its event: an opening, as digests once were)."""
+    return notice.event or EventType.INCIDENT_OPENED
+
+
+def digest_counts(alert: Alert) -> str:
+    """Return what a digest holds, counted: "6 incidents opened", "2 incidents opened, 1 escalated and 3 resolved"."""
+    counts: dict[EventType, int] = {}
+    for notice in alert.notices:
+        event = digest_event(notice)
+        counts[event] = counts.get(event, 0) + 1
+    order = [*_DIGEST_VERBS, *sorted(set(counts) - set(_DIGEST_VERBS))]
+    parts = [(counts[event], _DIGEST_VERBS.get(event, "updated")) for event in order if event in counts]
+    if not parts:
+        return "0 incidents"
+    first, *rest = parts
+    words = [f"{first[0]} incident{'s' if first[0] != 1 else ''} {first[1]}"]
+    words += [f"{count} {verb}" for count, verb in rest]
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def digest_sentence(notice: Notice) -> str:
+    """Return one digest line's words: what happened to this incident, as its own alert would say it."""
+    event = digest_event(notice)
+    name = _name(notice)
     reason = _reason(notice)
-    return f"- {_name(notice)}: {_status(notice)}{f' ({reason})' if reason else ''} {notice.healthcheck.link}"
+    because = f" ({reason})" if reason else ""
+    if event is EventType.INCIDENT_RESOLVED:
+        resolution = notice.incident.resolution if notice.incident else ""
+        if resolution in {"paused", "deleted"}:
+            return f"{name}: closed, the healthcheck was {resolution}"
+        return f"{name} is UP again{_after(notice)}"
+    if event is EventType.INCIDENT_ESCALATED:
+        return f"{name} is now {_status(notice)} (it was degraded){because}"
+    return f"{name} is {_status(notice)}{because}"
+
+
+def _digest_line(notice: Notice) -> str:
+    link = f" {notice.healthcheck.link}" if notice.healthcheck.link else ""
+    return f"- {digest_sentence(notice)}{link}"
 
 
 def _link_lines(notice: Notice, kind: EventType) -> list[str]:
@@ -237,8 +285,7 @@ def html_body(alert: Alert) -> str:
     rows: list[str] = [f"<p>{esc(_opening(alert))}</p>"]
     if alert.event_type is EventType.INCIDENTS_DIGEST:
         items = "".join(
-            f'<li><a href="{esc(n.healthcheck.link)}">{esc(_name(n))}</a>: {esc(_status(n))}'
-            f"{esc(f' ({_reason(n)})') if _reason(n) else ''}</li>"
+            f'<li><a href="{esc(n.healthcheck.link)}">{esc(digest_sentence(n))}</a></li>'
             for n in alert.notices[:DIGEST_LINES]
         )
         rows.append(f"<ul>{items}</ul>")
@@ -312,11 +359,14 @@ def payload(alert: Alert) -> dict[str, Any]:
     """Return the versioned JSON a webhook receives (``{"version": 1, "type", "id", "timestamp", "data"}``).
 
     ``data`` holds the organization and, for one check's event, that check's healthcheck,
-    incident, cause and tools objects; a digest lists its notices under ``incidents``.
+    incident, cause and tools objects; a digest lists its notices under ``incidents``, each with
+    the ``event`` it stands for.
     """
     data: dict[str, Any] = {"organization": {"name": alert.organization}, "summary": headline(alert)}
     if alert.event_type is EventType.INCIDENTS_DIGEST:
-        data["incidents"] = [notice_data(notice) for notice in alert.notices]
+        data["incidents"] = [
+            {"event": digest_event(notice).value, **notice_data(notice)} for notice in alert.notices
+        ]
         data["incidents_url"] = alert.incidents_link or None
     elif alert.notice is not None:
         data.update(notice_data(alert.notice))

@@ -12,7 +12,7 @@ from alerts.models import AlertPolicy, Incident, IncidentEvent
 from alerts.rules import MAX_REMINDERS, EventKind, NotificationKind, Resolution, Severity, severity_of
 from alerts.services.notifications import Notifier, incident_details
 from monitors.errors import ServiceError
-from monitors.models import ApiKey, Healthcheck, StatusChange
+from monitors.models import ApiKey, Healthcheck, RegionState, StatusChange
 from monitors.selectors import maintenance_active
 from probes.types import Status
 
@@ -233,7 +233,9 @@ def incidents_open_missing(*, now: datetime) -> int:
                 cause_reason=check.cause_reason,
                 cause_summary=summary or "",
                 cause_regions=dict(check.cause_regions),
+                cause_region_reasons=_region_reasons(check),
                 cause_missing_tools=list(check.cause_missing_tools),
+                cause_since=check.cause_since,
             )
             incident_event_add(
                 notifier,
@@ -250,3 +252,12 @@ def incidents_open_missing(*, now: datetime) -> int:
             )
             opened += 1
     return opened
+
+
+def _region_reasons(check: Healthcheck) -> dict[str, str]:
+    """Return each failing region's sentence as its region state holds it now (the check is still failing)."""
+    return dict(
+        RegionState.objects.filter(healthcheck=check, region__slug__in=list(dict(check.cause_regions)))
+        .exclude(reason="")
+        .values_list("region__slug", "reason")
+    )

@@ -22,13 +22,24 @@ from alerts.models import (
     IncidentEvent,
     Notification,
 )
-from alerts.rules import FIRST_WORD, STORM_WINDOW, NotificationKind, PolicyView, Severity, audience, is_storm
+from alerts.rules import (
+    FIRST_WORD,
+    STORM_WINDOW,
+    EventKind,
+    NotificationKind,
+    PolicyView,
+    Severity,
+    audience,
+    is_storm,
+)
 from monitors.models import Healthcheck
 
 # How long a digest collects a storm before its deliveries go: the storm's first seconds are
 # in one message, and a longer storm sends one digest per window.
 DIGEST_WINDOW = timedelta(seconds=3)
-STORM_KINDS = frozenset({NotificationKind.OPENED, NotificationKind.RESOLVED})
+# What the storm guard counts and digests: an organization's incidents opening, escalating and
+# resolving, together (a storm of outages that come back within the minute is one storm).
+STORM_KINDS = frozenset({NotificationKind.OPENED, NotificationKind.ESCALATED, NotificationKind.RESOLVED})
 
 
 def storm_threshold() -> int:
@@ -40,6 +51,10 @@ class Notifier:
 
     Policies, channels, the storm's recent incidents and the collecting digest are read once
     per organization and transaction: a storm's thousand rows cost a few queries each.
+
+    In a storm, text channels (email, webhook, chat) get the digest; a stateful channel
+    (PagerDuty, Channel.STATEFUL_KINDS) keeps getting each incident's own notification, so its
+    incidents open and resolve on its side one by one, whatever the storm.
     """
 
     def __init__(self, *, now: datetime, threshold: int | None = None) -> None:
@@ -48,8 +63,8 @@ class Notifier:
         self._check_policies: dict[int, PolicyView | None] = {}
         self._default_policies: dict[int, PolicyView] = {}
         self._channels: dict[int, dict[int, str]] = {}
-        self._recent: dict[tuple[int, NotificationKind], list[datetime]] = {}
-        self._digests: dict[tuple[int, NotificationKind], Notification] = {}
+        self._recent: dict[int, list[datetime]] = {}
+        self._digests: dict[int, Notification] = {}
 
     def notify(
         self,
@@ -64,8 +79,9 @@ class Notifier:
     ) -> Notification | None:
         """Record a notification of ``kind`` and deliver it to its audience (or a digest); None when nobody is to hear it."""
         # Counted whoever hears of it: the storm is the organization's, not a channel's.
-        storming = kind in STORM_KINDS and self._storming(kind, organization_id, at)
+        storming = kind in STORM_KINDS and self._storming(organization_id, at)
         channels = self.enabled_channels(organization_id)
+        stateful = frozenset(i for i, k in channels.items() if k in Channel.STATEFUL_KINDS)
         told = self.told(incident) if incident is not None and kind not in FIRST_WORD else frozenset()
         chosen = audience(
             kind,
@@ -73,11 +89,14 @@ class Notifier:
             severity=Severity(incident.severity) if incident is not None else None,
             told=told,
             enabled=frozenset(channels),
-            stateful=frozenset(i for i, k in channels.items() if k in Channel.STATEFUL_KINDS),
+            stateful=stateful,
         )
         if not chosen:
             return None
-        digest = self._digest(kind, organization_id, at, chosen) if storming else None
+        # A stateful channel never gets a digest: one event per incident with its own action.
+        own = chosen & stateful if storming else chosen
+        digested = chosen - own
+        digest = self._digest(organization_id, at, digested) if digested else None
         notification = Notification.objects.create(
             organization_id=organization_id,
             kind=kind.value,
@@ -89,10 +108,10 @@ class Notifier:
             audience=sorted(chosen),
             digest=digest,
         )
-        if digest is None:
+        if own:
             incident_id = incident.pk if incident is not None else None
             _create_deliveries(
-                notification, chosen, incident_id=incident_id, sequence="", due=self.now, now=self.now
+                notification, own, incident_id=incident_id, sequence="", due=self.now, now=self.now
             )
         return notification
 
@@ -143,40 +162,47 @@ class Notifier:
             told.update(ids)
         return frozenset(told)
 
-    def _storming(self, kind: NotificationKind, organization_id: int, at: datetime) -> bool:
-        """Count the organization's incidents opened (resolved) in the minute up to ``at``, this one included."""
-        key = (organization_id, kind)
-        times = self._recent.get(key)
+    def _storming(self, organization_id: int, at: datetime) -> bool:
+        """Count the organization's incidents opened, escalated and resolved in the minute up to ``at``, this one included."""
+        times = self._recent.get(organization_id)
         if times is None:
             # Read once per transaction (it holds the one being notified, saved already); kept after.
-            field = "opened_at" if kind is NotificationKind.OPENED else "resolved_at"
-            times = self._recent[key] = sorted(
-                Incident.objects.filter(
-                    organization_id=organization_id,
-                    **{f"{field}__gt": at - STORM_WINDOW, f"{field}__lte": at},
-                ).values_list(field, flat=True)
+            since = at - STORM_WINDOW
+            ours = Incident.objects.filter(organization_id=organization_id)
+            opened = ours.filter(opened_at__gt=since, opened_at__lte=at).values_list("opened_at", flat=True)
+            resolved = ours.filter(resolved_at__gt=since, resolved_at__lte=at).values_list(
+                "resolved_at", flat=True
             )
+            escalated = IncidentEvent.objects.filter(
+                incident__organization_id=organization_id,
+                kind=EventKind.ESCALATED.value,
+                at__gt=since,
+                at__lte=at,
+            ).values_list("at", flat=True)
+            found = [*opened, *(moment for moment in resolved if moment is not None), *escalated]
+            times = self._recent[organization_id] = sorted(found)
         else:
             bisect.insort(times, at)
         count = len(times) - bisect.bisect_right(times, at - STORM_WINDOW)
         return is_storm(count_in_window=count, threshold=self.threshold)
 
-    def _digest(
-        self, kind: NotificationKind, organization_id: int, at: datetime, chosen: frozenset[int]
-    ) -> Notification:
-        """Return the organization's digest of ``kind`` collecting at ``at`` (started if none), delivering to ``chosen`` too."""
-        key = (organization_id, kind)
-        digest = self._digests.get(key)
+    def _digest(self, organization_id: int, at: datetime, chosen: frozenset[int]) -> Notification:
+        """Return the organization's digest collecting at ``at`` (started if none), delivering to ``chosen`` too.
+
+        One digest per organization and window holds its openings, escalations and resolves alike:
+        each member keeps its own kind, which the digest's words count and spell out.
+        """
+        digest = self._digests.get(organization_id)
         if digest is None or digest.collect_until is None or digest.collect_until < at:
-            digest = self._open_digest(kind, organization_id, at) or Notification.objects.create(
+            digest = self._open_digest(organization_id, at) or Notification.objects.create(
                 organization_id=organization_id,
                 kind=NotificationKind.DIGEST.value,
                 at=at,
-                details={"of": kind.value},
+                details={},
                 audience=[],
                 collect_until=at + DIGEST_WINDOW,
             )
-            self._digests[key] = digest
+            self._digests[organization_id] = digest
         new = chosen - set(digest.audience)
         if new:
             digest.audience = sorted({*digest.audience, *new})
@@ -186,14 +212,13 @@ class Notifier:
             _create_deliveries(digest, new, incident_id=None, sequence=DIGEST_SEQUENCE, due=due, now=self.now)
         return digest
 
-    def _open_digest(self, kind: NotificationKind, organization_id: int, at: datetime) -> Notification | None:
+    def _open_digest(self, organization_id: int, at: datetime) -> Notification | None:
         """Return a digest an earlier transaction started that still collects at ``at`` and no sender took."""
         digest = (
             Notification.objects.filter(
                 organization_id=organization_id,
                 kind=NotificationKind.DIGEST.value,
                 collect_until__gte=at,
-                details__of=kind.value,
             )
             .order_by("-id")
             .first()
@@ -261,7 +286,9 @@ def incident_details(incident: Incident) -> dict[str, Any]:
             "reason": incident.cause_reason,
             "summary": incident.cause_summary,
             "regions": dict(incident.cause_regions),
+            "region_reasons": dict(incident.cause_region_reasons),
             "missing_tools": list(incident.cause_missing_tools),
+            "since": (incident.cause_since or incident.opened_at).isoformat(),
         },
     }
 

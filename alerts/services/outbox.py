@@ -179,7 +179,8 @@ class _Applier:
             elif isinstance(row, CauseChange):
                 self._cause(row, rules.on_cause(open_severity=severity), incident)
             else:
-                self._tools(row, rules.on_tools(open_severity=severity), incident)
+                decision = rules.on_tools(open_severity=severity, removes_required=_removes_required(row))
+                self._tools(row, decision, incident)
 
     def _status(self, row: StatusChange, decision: Decision, incident: Incident | None) -> None:
         action, details = decision.action, _status_details(row)
@@ -236,7 +237,10 @@ class _Applier:
         incident.cause_kind = row.to_kind
         incident.cause_reason = row.reason
         incident.cause_regions = dict(row.failed_regions)
+        incident.cause_region_reasons = dict(row.failed_reasons)
         incident.cause_missing_tools = list(row.missing_tools)
+        # A cause change is a new cause: it begins with the row (the recorder's cause_since too).
+        incident.cause_since = row.at
         incident.save()
         details = {"from_kind": row.from_kind, "to_kind": row.to_kind, "previous_reason": row.previous_reason}
         quiet = row.healthcheck_id in self.maintained
@@ -269,7 +273,10 @@ class _Applier:
         incident.cause_summary = row.reason
         incident.cause_reason = row.cause_reason or row.reason
         incident.cause_regions = dict(row.failed_regions)
+        incident.cause_region_reasons = dict(row.failed_reasons)
         incident.cause_missing_tools = list(row.missing_tools)
+        # Rows written before the recorder kept it: the change's own moment.
+        incident.cause_since = row.cause_since or row.at
 
     def _event(
         self,
@@ -280,6 +287,16 @@ class _Applier:
         details: dict[str, Any],
     ) -> None:
         incident_event_add(self.notifier, incident, kind, at, notification, details)
+
+
+def _removes_required(row: ToolChange) -> bool:
+    """Return whether the change removed a tool the check requires (its config's ``requiredTools``)."""
+    required = (
+        row.healthcheck.config.get("requiredTools") if isinstance(row.healthcheck.config, dict) else None
+    )
+    if not isinstance(required, list) or not required:
+        return False
+    return bool(set(row.removed) & {name for name in required if isinstance(name, str)})
 
 
 def _status_details(row: StatusChange) -> dict[str, Any]:

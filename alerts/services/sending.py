@@ -303,7 +303,13 @@ def alert_of(
             for incident in Incident.objects.filter(id__in=[m.incident_id for m in members if m.incident_id])
         }
         notices = tuple(
-            _notice(NotificationKind(m.kind), m.details, incidents.get(m.incident_id or 0), now)
+            _notice(
+                NotificationKind(m.kind),
+                m.details,
+                incidents.get(m.incident_id or 0),
+                now,
+                event=EventType(m.kind),
+            )
             for m in members
         )
     else:
@@ -321,7 +327,12 @@ def alert_of(
 
 
 def _notice(
-    kind: NotificationKind, details: Mapping[str, Any], incident: Incident | None, now: datetime
+    kind: NotificationKind,
+    details: Mapping[str, Any],
+    incident: Incident | None,
+    now: datetime,
+    *,
+    event: EventType | None = None,
 ) -> Notice:
     healthcheck = details.get("healthcheck") or {}
     healthcheck_id = str(healthcheck.get("id", ""))
@@ -337,9 +348,10 @@ def _notice(
     return Notice(
         healthcheck=ref,
         incident=_incident_info(incident, details),
-        cause=_cause(details.get("cause")),
+        cause=_cause(details.get("cause"), incident),
         tools=_tools(details) if kind is NotificationKind.TOOLS_CHANGED else None,
         acknowledge_link=acknowledge,
+        event=event,
     )
 
 
@@ -379,16 +391,41 @@ def _incident_info(incident: Incident | None, details: Mapping[str, Any]) -> Inc
     )
 
 
-def _cause(cause: object) -> Cause | None:
+def _cause(cause: object, incident: Incident | None) -> Cause | None:
+    """Return the cause frozen into a notification: the healthcheck API's cause, with each region's sentence.
+
+    A notification made before causes kept their start and regions' sentences falls back to the
+    incident's opening and the cause's own sentence.
+    """
     if not isinstance(cause, Mapping) or (not cause.get("kind") and not cause.get("reason")):
         return None
-    regions = cause.get("regions") or {}
+    regions = dict(cause.get("regions") or {})
+    reasons = dict(cause.get("region_reasons") or {})
+    reason = str(cause.get("reason", ""))
+    kind = str(cause.get("kind", ""))
+    since = _moment(cause.get("since")) or (incident.opened_at if incident is not None else None)
     return Cause(
-        kind=str(cause.get("kind", "")),
-        reason=str(cause.get("reason", "")),
-        regions=tuple(RegionFailure(str(slug), str(kind)) for slug, kind in sorted(dict(regions).items())),
+        kind=kind,
+        reason=reason,
+        regions=tuple(
+            # Without the region's own sentence, the cause's stands for a region failing the same way.
+            RegionFailure(
+                str(slug), str(failed), str(reasons.get(slug) or (reason if failed == kind else ""))
+            )
+            for slug, failed in sorted(regions.items())
+        ),
         missing_tools=tuple(str(tool) for tool in cause.get("missing_tools") or ()),
+        since=since,
     )
+
+
+def _moment(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError:
+        return None
 
 
 def _tools(details: Mapping[str, Any]) -> ToolsChange:

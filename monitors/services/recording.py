@@ -947,6 +947,7 @@ class _StateBook:
         }
         cause = cause_of(verdict, missing, reasons)
         previous = check.cause()
+        change: StatusChange | None = None
         if verdict.status != check.status:
             change = StatusChange(
                 healthcheck_id=check.id,
@@ -958,6 +959,7 @@ class _StateBook:
                 missing_tools=missing,
                 cause_kind=cause.kind if cause else "",
                 cause_reason=cause.reason if cause else "",
+                failed_reasons=reasons if cause else {},
             )
             self.status_changes.append(change)
             if Status.DOWN in (verdict.status, check.status):
@@ -982,12 +984,16 @@ class _StateBook:
                     to_kind=cause.kind,
                     reason=cause.reason,
                     failed_regions=cause.failed_regions,
+                    failed_reasons=reasons,
                     missing_tools=list(cause.missing_tools),
                     previous_reason=previous.reason,
                 )
             )
         if check.set_cause(cause, self.now):
             self.dirty_checks[check.id] = check
+        if change is not None and cause is not None:
+            # The change tells its readers (alerts) when its cause began, as the API will say.
+            change.cause_since = check.cause_since
 
     def _save_versions(self) -> None:
         """Write the tool list versions made current and mark the replaced ones: nothing when no list changed."""

@@ -84,6 +84,20 @@ def test_a_digest_triggers_each_incident_on_one_connection(receiver, config):
     assert {e["event_action"] for e in events(receiver)} == {"trigger"}
 
 
+def test_a_digest_of_recoveries_resolves_each_incident_instead_of_triggering_it(receiver, config):
+    base = make_notice(status="up", incident_status="resolved", resolved=True)
+    notices = tuple(
+        replace(base, incident=replace(base.incident, id=f"inc-{i}"), event=EventType.INCIDENT_RESOLVED)
+        for i in range(3)
+    )
+    assert send(config, make_alert(EventType.INCIDENTS_DIGEST, notices=notices)).ok
+    assert [(e["dedup_key"], e["event_action"]) for e in events(receiver)] == [
+        ("inc-0", "resolve"),
+        ("inc-1", "resolve"),
+        ("inc-2", "resolve"),
+    ]
+
+
 def test_a_digest_stops_at_the_first_refusal_and_says_which(receiver, config):
     notices = tuple(make_notice() for _ in range(3))
     receiver.answer(ACCEPTED, Reply(status=500, body=b"oops"))

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from alerts.channels import EventType
+from alerts.channels import Alert, EventType
 from alerts.channels.render import duration_words, headline, html_body, payload, text
 from tests.alerts.channel_support import make_alert, make_notice, tools_alert
 
@@ -74,9 +74,9 @@ def test_a_digest_lists_every_incident_up_to_its_cap():
     alert = make_alert(EventType.INCIDENTS_DIGEST, notices=notices)
     assert headline(alert) == "60 incidents opened in Acme"
     body = text(alert)
-    assert "- check 0: DOWN (Required tools missing: search_docs)" in body
-    assert "- check 49:" in body
-    assert "- check 50:" not in body
+    assert "- check 0 is DOWN (Required tools missing: search_docs)" in body
+    assert "- check 49 is" in body
+    assert "- check 50 is" not in body
     assert "… and 10 more" in body
     assert "All incidents: https://app.uptimy.example/incidents" in body
     assert len(payload(alert)["data"]["incidents"]) == 60
@@ -117,3 +117,59 @@ def test_the_payload_is_versioned_with_utc_times():
 )
 def test_duration_words(seconds, words):
     assert duration_words(seconds) == words
+
+
+def _digest_of(*events: EventType) -> Alert:
+    notices = []
+    for index, event in enumerate(events):
+        resolved = event is EventType.INCIDENT_RESOLVED
+        notice = make_notice(name=f"check {index}", status="up" if resolved else "down", resolved=resolved)
+        notices.append(replace(notice, event=event))
+    return make_alert(EventType.INCIDENTS_DIGEST, notices=tuple(notices))
+
+
+OPENED, ESCALATED, RESOLVED = (
+    EventType.INCIDENT_OPENED,
+    EventType.INCIDENT_ESCALATED,
+    EventType.INCIDENT_RESOLVED,
+)
+
+
+@pytest.mark.parametrize(
+    ("events", "title", "first_line"),
+    [
+        (
+            (OPENED,) * 3,
+            "3 incidents opened in Acme",
+            "- check 0 is DOWN (Required tools missing: search_docs)",
+        ),
+        ((RESOLVED,) * 3, "3 incidents resolved in Acme", "- check 0 is UP again after 12 min"),
+        (
+            (ESCALATED,) * 2,
+            "2 incidents escalated in Acme",
+            "- check 0 is now DOWN (it was degraded) (Required tools missing: search_docs)",
+        ),
+        (
+            (OPENED, OPENED, ESCALATED, RESOLVED),
+            "2 incidents opened, 1 escalated and 1 resolved in Acme",
+            "- check 0 is DOWN (Required tools missing: search_docs)",
+        ),
+        (
+            (RESOLVED, OPENED),
+            "1 incident opened and 1 resolved in Acme",
+            "- check 0 is UP again after 12 min",
+        ),
+    ],
+)
+def test_a_digest_says_what_happened_counted_and_one_line_each(events, title, first_line):
+    alert = _digest_of(*events)
+
+    body = text(alert)
+
+    assert headline(alert) == title
+    assert body.startswith(f"These {len(events)} alerts for Acme came at once")
+    lines = [line for line in body.splitlines() if line.startswith("- ")]
+    assert len(lines) == len(events)
+    assert lines[0].startswith(first_line)
+    assert "tool list" not in body.lower()
+    assert [item["event"] for item in payload(alert)["data"]["incidents"]] == [e.value for e in events]

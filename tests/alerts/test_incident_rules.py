@@ -58,6 +58,19 @@ def test_a_cause_or_tool_change_is_an_event_of_the_open_incident_or_else(open_se
     assert on_tools(open_severity=open_severity).action is tools
 
 
+@pytest.mark.parametrize(
+    ("open_severity", "removes_required", "action"),
+    [
+        (None, False, Action.NOTIFY_TOOLS),
+        (None, True, Action.NOTHING),
+        (CRIT, True, Action.NOTE_TOOLS),
+        (WARN, True, Action.NOTE_TOOLS),
+    ],
+)
+def test_a_required_tool_removed_is_left_to_the_incident_it_opens(open_severity, removes_required, action):
+    assert on_tools(open_severity=open_severity, removes_required=removes_required).action is action
+
+
 POLICY = PolicyView(channels=frozenset({1, 2}), escalation_channels=frozenset({2, 3}))
 QUIET = PolicyView(
     channels=frozenset({1, 2}),
