@@ -117,6 +117,7 @@ def _notice_document(notice: Notice) -> dict[str, Any]:
             "gained_required_inputs": [[t.tool, list(t.inputs)] for t in tools.gained_required_inputs],
         },
         "acknowledge_link": notice.acknowledge_link,
+        "event": None if notice.event is None else notice.event.value,
     }
 
 
@@ -161,4 +162,6 @@ def _notice(item: Mapping[str, Any]) -> Notice:
             ),
         ),
         acknowledge_link=str(item["acknowledge_link"]),
+        # Absent from documents stored before digests named each entry's event.
+        event=None if item.get("event") is None else EventType(item["event"]),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -18,10 +19,17 @@ from tests.alerts.channel_support import make_alert, make_notice, tools_alert
         make_alert(),
         make_alert(EventType.INCIDENT_RESOLVED, notices=(make_notice(resolved=True, acknowledged_by="ann"),)),
         make_alert(EventType.INCIDENTS_DIGEST, notices=(make_notice(name="a"), make_notice(name="b"))),
+        make_alert(
+            EventType.INCIDENTS_DIGEST,
+            notices=(
+                replace(make_notice(name="a"), event=EventType.INCIDENT_OPENED),
+                replace(make_notice(name="b", resolved=True), event=EventType.INCIDENT_RESOLVED),
+            ),
+        ),
         make_alert(EventType.CHANNEL_TEST),
         tools_alert(),
     ],
-    ids=["opened", "resolved", "digest", "test", "tools"],
+    ids=["opened", "resolved", "digest", "mixed digest", "test", "tools"],
 )
 def test_an_alert_read_back_from_its_stored_json_is_the_same_alert(alert):
     stored = json.loads(json.dumps(alert_document(alert)))

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("alerts", "0002_delivery_attempt_at"),
+        ("alerts", "0003_delivery_payload_and_log_index"),
     ]
 
     operations = [
