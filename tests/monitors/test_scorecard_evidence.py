@@ -463,13 +463,10 @@ def test_a_customer_s_check_has_no_listing_so_the_publisher_checks_are_not_measu
     assert card.total == 22
 
 
-def test_a_check_with_no_result_has_nothing_measured_but_https_and_the_free_tier(check):
+def test_a_check_with_no_result_has_nothing_measured_but_https(check):
     card = scorecard_of(healthcheck=check, now=NOW)
 
-    assert {result.number: result.verdict for result in card.results if result.verdict is not N} == {
-        5: P,
-        12: F,
-    }
+    assert {result.number: result.verdict for result in card.results if result.verdict is not N} == {5: P}
 
 
 def test_an_http_check_has_no_scorecard(org):
