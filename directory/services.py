@@ -387,6 +387,15 @@ def listing_probes_claim(*, now: datetime, interval: timedelta, limit: int) -> l
     return [ProbeTarget(listing_id=lid, url=urls[lid]) for lid in sorted(urls)]
 
 
+def listing_probes_return(*, listing_ids: Sequence[int], now: datetime) -> int:
+    """Make claimed listings a round did not probe (it was stopped) due again at ``now``; return how many."""
+    if not listing_ids:
+        return 0
+    return ListingProbeState.objects.filter(listing_id__in=listing_ids).update(
+        next_probe_at=Least(F("next_probe_at"), Value(now))
+    )
+
+
 def listing_probes_record(*, done: Sequence[ProbeDone]) -> None:
     """Record a round's probes: each listing's latest attempt, its hour's counts, its tool list and changes.
 
