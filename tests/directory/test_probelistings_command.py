@@ -56,11 +56,11 @@ def test_a_round_claims_nothing_while_another_round_holds_the_probes(settings, m
         listing("com.example/s", f"{url}/mcp")
         out = io.StringIO()
 
-        with sync.probe_round_lease() as held:
-            with pytest.raises(
-                CommandError, match="Another probe round is still running; this one probed nothing"
-            ):
-                call_command("probelistings", "--once", stdout=out)
+        refused = pytest.raises(
+            CommandError, match="Another probe round is still running; this one probed nothing"
+        )
+        with sync.probe_round_lease() as held, refused:
+            call_command("probelistings", "--once", stdout=out)
         call_command("probelistings", "--once", stdout=out)
 
     assert held
