@@ -423,7 +423,7 @@ def test_the_evidence_from_what_a_page_read_is_the_evidence_read_afresh(check):
     [
         pytest.param(401, SigninDiscovery.RESOURCE_METADATA, P, id="sign-in found by resource metadata"),
         pytest.param(401, SigninDiscovery.LEGACY_FALLBACK, F, id="only the 2025-03-26 fallback found it"),
-        pytest.param(401, "", N, id="sign-in discovery recorded nothing"),
+        pytest.param(401, "", F, id="a keyless 401 whose sign-in discovery found no metadata"),
         pytest.param(None, "", N, id="no authentication required"),
     ],
 )
