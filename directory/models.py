@@ -32,7 +32,11 @@ class Listing(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
     status_message = models.CharField(max_length=500, blank=True)
     published_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(help_text="The registry's update timestamp (check 21)")
+    updated_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="The registry's update timestamp (check 21); null: the registry sent none",
+    )
     synced_at = models.DateTimeField(help_text="When Uptimy last read this entry from the registry")
     raw = models.JSONField(default=dict, blank=True)
 
@@ -169,6 +173,9 @@ class ListingProbeHour(models.Model):
     successes_3s = models.PositiveIntegerField(default=0)
     # Probes not made (robots.txt): no attempt, kept apart so an operator sees them.
     skipped = models.PositiveIntegerField(default=0)
+    # The successes' connection-and-discovery times in directory.latency's fixed buckets (sparse
+    # [[bucket, count], …]): a window's p50 and p95 are read from the sum of its hours'.
+    latency = models.JSONField(default=list, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["listing", "hour"], name="probe_hour_once")]
@@ -228,7 +235,7 @@ class ListingScorecard(models.Model):
 
     Written only by ``directory.services.scorecards_recompute``. The directory's order
     (``directory.selectors.RANKING``, the ``scorecard_rank`` index) is passed checks, then core checks (the connection checks 1–4,
-    ``monitors.scorecard.CORE_CHECKS``), the sampled success ratio, the p50 latency (lower first)
+    ``monitors.scorecard.CORE_CHECKS``), the sampled success ratio, the p50 then p95 latency (lower first)
     and the latest observation (recency), unknowns last. A local-only listing (``remote`` False)
     holds the six publisher checks and is never ranked with remote ones.
     """
@@ -244,6 +251,7 @@ class ListingScorecard(models.Model):
         null=True, blank=True, help_text="Successes / attempts over 30 days; null without attempts"
     )
     p50_ms = models.FloatField(null=True, blank=True, help_text="Median successful time over 7 days")
+    p95_ms = models.FloatField(null=True, blank=True, help_text="p95 successful time over 7 days")
     observed_at = models.DateTimeField(null=True, blank=True, help_text="The latest evidence's time")
     # [{"number", "name", "verdict", "observed_at" (ISO or null), "reason", "evidence"}] in check order.
     results = ResultsField(default=list, encoder=DjangoJSONEncoder)

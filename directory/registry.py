@@ -103,9 +103,12 @@ class ServerEntry:
     status: ListingStatus
     status_message: str | None
     published_at: datetime | None
-    updated_at: datetime
-    is_latest: bool
+    # None: the registry sent none (its schema makes every official field optional).
+    updated_at: datetime | None
+    is_latest: bool | None
     raw: Mapping[str, Any]
+    # What the schema allows but the directory does not show (a link that is no http(s) URL), and why.
+    left_out: tuple[str, ...] = ()
 
     @property
     def local_only(self) -> bool:
@@ -195,29 +198,42 @@ def parse_entry(item: Any) -> ServerEntry:
     description = server.get("description")
     if not isinstance(description, str):
         raise InvalidEntry('"description" is not a string')
-    repository_url, repository_source = _repository(server.get("repository"))
+    left_out: list[str] = []
+    repository_url, repository_source = _repository(server.get("repository"), left_out)
+    # The schema requires only "server": the official metadata and each of its fields may be
+    # missing. A missing status is active (nothing marked it otherwise), a missing isLatest is
+    # unknown (the sync decides), a missing updatedAt is kept missing (check 21 fails it).
     meta = item.get("_meta")
-    official = meta.get(OFFICIAL_META) if isinstance(meta, dict) else None
+    if meta is not None and not isinstance(meta, dict):
+        raise InvalidEntry('"_meta" is not an object')
+    official = (meta or {}).get(OFFICIAL_META)
+    if official is None:
+        official = {}
     if not isinstance(official, dict):
-        raise InvalidEntry(f'"_meta.{OFFICIAL_META}" is missing')
-    status_text = _required_str(official, "status", 20, where=OFFICIAL_META)
-    try:
-        status = ListingStatus(status_text)
-    except ValueError:
-        raise InvalidEntry(f'"status" {status_text!r} is not active, deprecated or deleted') from None
+        raise InvalidEntry(f'"_meta.{OFFICIAL_META}" is not an object')
+    status_text = official.get("status")
+    if status_text is None:
+        status = ListingStatus.ACTIVE
+    else:
+        if not isinstance(status_text, str):
+            raise InvalidEntry('"status" is not a string')
+        try:
+            status = ListingStatus(status_text)
+        except ValueError:
+            raise InvalidEntry(
+                f'"status" {status_text[:20]!r} is not active, deprecated or deleted'
+            ) from None
     is_latest = official.get("isLatest")
-    if not isinstance(is_latest, bool):
+    if is_latest is not None and not isinstance(is_latest, bool):
         raise InvalidEntry('"isLatest" is not a boolean')
     updated_at = _timestamp(official.get("updatedAt"), "updatedAt")
-    if updated_at is None:
-        raise InvalidEntry('"updatedAt" is missing')
     message = _optional_str(official, "statusMessage", MESSAGE_MAX * 4)
     return ServerEntry(
         name=name,
         version=version,
         description=description[:DESCRIPTION_MAX],
         title=_optional_str(server, "title", DESCRIPTION_MAX),
-        website_url=_optional_url(server.get("websiteUrl"), "websiteUrl"),
+        website_url=_shown_url(server.get("websiteUrl"), "websiteUrl", left_out),
         repository_url=repository_url,
         repository_source=repository_source,
         remotes=_remotes(server.get("remotes")),
@@ -228,6 +244,7 @@ def parse_entry(item: Any) -> ServerEntry:
         updated_at=updated_at,
         is_latest=is_latest,
         raw=item,
+        left_out=tuple(left_out),
     )
 
 
@@ -266,12 +283,23 @@ def _optional_url(value: Any, field: str) -> str | None:
     return value
 
 
-def _repository(value: Any) -> tuple[str | None, str | None]:
+def _shown_url(value: Any, field: str, left_out: list[str]) -> str | None:
+    """Return a link the directory can show; one the schema allows (any URI) but that is no http(s) URL is left out, and said."""
+    try:
+        return _optional_url(value, field)
+    except InvalidEntry as error:
+        if isinstance(value, str) and len(value) <= URL_MAX:
+            left_out.append(f"{error}: left out")
+            return None
+        raise
+
+
+def _repository(value: Any, left_out: list[str]) -> tuple[str | None, str | None]:
     if value is None:
         return None, None
     if not isinstance(value, dict):
         raise InvalidEntry('"repository" is not an object')
-    url = _optional_url(value.get("url"), "repository.url")
+    url = _shown_url(value.get("url"), "repository.url", left_out)
     source = value.get("source")
     if source is not None and not isinstance(source, str):
         raise InvalidEntry('"repository.source" is not a string')

@@ -17,6 +17,7 @@ from django.db.models import F, Q, QuerySet, Sum
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from directory import latency
 from directory.github import repository_of
 from directory.models import (
     Listing,
@@ -93,13 +94,14 @@ def listing_scorecard_evidence(listing: Listing, *, now: datetime | None = None)
 
 
 def probe_evidence(listing_ids: Iterable[int], *, now: datetime) -> dict[int, Evidence]:
-    """Return each listing's probe evidence (checks 1–16) at ``now``, by id; five queries for any number of listings.
+    """Return each listing's probe evidence (checks 1–16) at ``now``, by id; six queries for any number of listings.
 
     The endpoint is the remote the latest probe reached, else the first the directory would
     probe (not templated), else the first remote; a listing without remotes has none. Windows
     are whole UTC hours, as for healthchecks (monitors.selectors.scorecard_evidence): the
     current one and the 7×24 (30×24) before it, summed from ListingProbeHour, never from raw
-    probes. ``listing`` and ``licence`` are left None: :func:`listing_scorecard_evidence` (or
+    probes; the 7-day p50 and p95 are read from the hours' latency histograms
+    (:mod:`directory.latency`). ``listing`` and ``licence`` are left None: :func:`listing_scorecard_evidence` (or
     a caller with its own publisher evidence) adds them with ``dataclasses.replace``.
     """
     ids = sorted(set(listing_ids))
@@ -110,6 +112,7 @@ def probe_evidence(listing_ids: Iterable[int], *, now: datetime) -> dict[int, Ev
     }
     endpoints = _endpoints(ids)
     counts = _window_counts(ids, start_30d, start_7d, now)
+    histograms = _latency_histograms(ids, start_7d, now)
     changes: dict[int, list[tuple[int, int, int]]] = {}
     for listing_id, change_id, removed, required in (
         ListingToolChange.objects.filter(listing_id__in=ids, at__gte=start_30d, at__lte=now)
@@ -129,9 +132,27 @@ def probe_evidence(listing_ids: Iterable[int], *, now: datetime) -> dict[int, Ev
         state = states.get(listing_id)
         endpoint = (state["url"] if state and state["url"] else None) or endpoints.get(listing_id)
         evidence[listing_id] = _evidence_of(
-            endpoint, state, counts.get(listing_id, {}), changes.get(listing_id, []), lists.get(listing_id)
+            endpoint,
+            state,
+            counts.get(listing_id, {}),
+            changes.get(listing_id, []),
+            lists.get(listing_id),
+            histograms.get(listing_id, []),
         )
     return evidence
+
+
+def _latency_histograms(ids: list[int], start_7d: datetime, now: datetime) -> dict[int, latency.Histogram]:
+    """Return each listing's 7-day histogram of successful times, summed from its hours'; one query."""
+    hours: dict[int, list[tuple[datetime, list[list[int]]]]] = {}
+    for listing_id, hour, histogram in ListingProbeHour.objects.filter(
+        listing_id__in=ids, hour__gte=start_7d, hour__lte=now, successes__gt=0
+    ).values_list("listing_id", "hour", "latency"):
+        hours.setdefault(listing_id, []).append((hour, histogram or []))
+    return {
+        listing_id: latency.window(rows, now=now, length=SCORECARD_LATENCY)
+        for listing_id, rows in hours.items()
+    }
 
 
 def _endpoints(ids: list[int]) -> dict[int, str]:
@@ -175,6 +196,7 @@ def _evidence_of(
     counts: dict[str, Any],
     changes: list[tuple[int, int, int]],
     tool_list: tuple[object, datetime] | None,
+    histogram: latency.Histogram,
 ) -> Evidence:
     latest = _attempt_of_state(state) if state else None
     listed_at = state["listed_at"] if state else None
@@ -196,6 +218,8 @@ def _evidence_of(
             within_1s=counts.get("within_1s_7d") or 0,
             within_3s=counts.get("within_3s_7d") or 0,
             observed_at=listed_at,
+            p50_ms=latency.quantile(histogram, 50),
+            p95_ms=latency.quantile(histogram, 95),
         ),
         attempts_30d=scorecard.AttemptCounts(
             attempts=counts.get("attempts_30d") or 0,
@@ -266,7 +290,7 @@ def listings_scorecard_evidence(listings: Sequence[Listing], *, now: datetime) -
             listing=listing_evidence(listing),
             licence=lookup or LicenceLookup(status=LookupStatus.NOT_DONE),
         )
-    # Directory probing's evidence (checks 1–16): five queries for the whole chunk.
+    # Directory probing's evidence (checks 1–16): six queries for the whole chunk.
     return with_probe_evidence(publisher, probe_evidence(list(publisher), now=now))
 
 
@@ -305,6 +329,7 @@ RANKING = (
     F("core_passed").desc(),
     F("success_ratio").desc(nulls_last=True),
     F("p50_ms").asc(nulls_last=True),
+    F("p95_ms").asc(nulls_last=True),
     F("observed_at").desc(nulls_last=True),
     F("listing_id").asc(),
 )
@@ -313,7 +338,7 @@ RANKING = (
 def directory_scorecards(*, kind: Kind, query: str = "") -> QuerySet[ListingScorecard]:
     """Return the stored scorecards of the visible latest listings of ``kind`` matching ``query``, ranked, each with its listing.
 
-    Ranked by passed checks, then core checks (1–4), sampled success, p50 latency (lower first),
+    Ranked by passed checks, then core checks (1–4), sampled success, p50 then p95 latency (lower first),
     recency, then the listing's id (the oldest listing first). ``query`` matches the name, title or
     description, case ignored. A listing is ranked once its first scorecard is computed (the
     recompute runs right after an import and every UPTIMY_DIRECTORY_SCORECARDS_SECONDS); its

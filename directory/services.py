@@ -14,6 +14,7 @@ from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import F, Field, Q, QuerySet, Value
 from django.db.models.functions import Least
 
+from directory import latency
 from directory.github import AnswerStatus, GitHubClient, LicenceAnswer, repository_of
 from directory.models import (
     RAW_MAX_BYTES,
@@ -31,7 +32,16 @@ from directory.probing import ProbeDone, ProbeTarget, next_probe_at, stored_tool
 from directory.registry import RegistryClient, RegistryError, ServerEntry
 from directory.selectors import listings_scorecard_evidence
 from monitors.rules import tool_diff
-from monitors.scorecard import CORE_CHECKS, AttemptTally, Evidence, Scorecard, Verdict, licence_of, scorecard
+from monitors.scorecard import (
+    AUTH_STATUSES,
+    CORE_CHECKS,
+    AttemptTally,
+    Evidence,
+    Scorecard,
+    Verdict,
+    licence_of,
+    scorecard,
+)
 from monitors.selectors import listed_repository_urls
 from probes.types import ProbeOutcome
 
@@ -46,6 +56,8 @@ class SyncReport:
     pages: int = 0
     stored: int = 0
     rejected: list[str] = field(default_factory=list)
+    # Entries stored without a field the directory cannot show, and why.
+    left_out: list[str] = field(default_factory=list)
     error: str | None = None
 
     @property
@@ -60,19 +72,24 @@ def _raw_of(entry: ServerEntry) -> dict[str, object]:
     return {"truncated": True, "bytes": len(text.encode())}
 
 
-def listings_upsert(*, entries: Iterable[ServerEntry], now: datetime) -> tuple[int, list[str]]:
+def listings_upsert(
+    *, entries: Iterable[ServerEntry], now: datetime, latest_asked: bool = True
+) -> tuple[int, list[str]]:
     """Store each entry on its (name, version), replacing its remotes; return how many were stored and why others were not.
 
     An entry marked latest takes the flag from the name's other versions, so each name has at
-    most one latest listing. One transaction per call (one page), a savepoint per entry: an
-    entry the database refuses is left out alone, never the page.
+    most one latest listing. An entry that does not say (the schema makes ``isLatest`` optional)
+    is latest when the page lists latest versions only (``latest_asked``: a full sync asks
+    ``version=latest``); otherwise it keeps the flag it had, and a new version is latest only
+    while its name has no latest one. One transaction per call (one page), a savepoint per
+    entry: an entry the database refuses is left out alone, never the page.
     """
     stored, refused = 0, []
     with transaction.atomic():
         for entry in entries:
             try:
                 with transaction.atomic():
-                    _listing_store(entry, now=now)
+                    _listing_store(entry, now=now, is_latest=_latest_of(entry, latest_asked=latest_asked))
             except (DataError, IntegrityError) as error:
                 refused.append(
                     f"{entry.name} {entry.version}: the database refused it ({type(error).__name__})"
@@ -116,12 +133,28 @@ def _probe_history_move(*, from_id: int, to: Listing, now: datetime) -> None:
         ListingToolList.objects.filter(listing_id=from_id).update(listing=to)
 
 
-def _listing_store(entry: ServerEntry, *, now: datetime) -> None:
+def _latest_of(entry: ServerEntry, *, latest_asked: bool) -> bool:
+    """Return whether the entry is its name's latest version: as it says, else as ``listings_upsert`` explains."""
+    if entry.is_latest is not None:
+        return entry.is_latest
+    if latest_asked:
+        return True
+    stored = (
+        Listing.objects.filter(name=entry.name, version=entry.version)
+        .values_list("is_latest", flat=True)
+        .first()
+    )
+    if stored is not None:
+        return stored
+    return not Listing.objects.filter(name=entry.name, is_latest=True).exists()
+
+
+def _listing_store(entry: ServerEntry, *, now: datetime, is_latest: bool) -> None:
     listing, _ = Listing.objects.update_or_create(
         name=entry.name,
         version=entry.version,
         defaults={
-            "is_latest": entry.is_latest,
+            "is_latest": is_latest,
             "title": entry.title or "",
             "description": entry.description,
             "website_url": entry.website_url or "",
@@ -144,12 +177,12 @@ def _listing_store(entry: ServerEntry, *, now: datetime) -> None:
             "raw": _raw_of(entry),
         },
     )
-    if entry.is_latest:
+    if is_latest:
         Listing.objects.filter(name=entry.name, is_latest=True).exclude(pk=listing.pk).update(is_latest=False)
         _probe_history_follow(to=listing, now=now)
         # A stored scorecard belongs to a shown listing only (the directory counts them without a join).
         ListingScorecard.objects.filter(listing__name=entry.name).exclude(listing=listing).delete()
-    if not entry.is_latest or entry.status.value == Listing.Status.DELETED:
+    if not is_latest or entry.status.value == Listing.Status.DELETED:
         ListingScorecard.objects.filter(listing=listing).delete()
     listing.remotes.all().delete()
     ListingRemote.objects.bulk_create(
@@ -187,13 +220,14 @@ def registry_sync(*, client: RegistryClient, full: bool, now: datetime) -> SyncR
                 )
                 logger.warning("registry sync skipped %s", reason)
                 report.rejected.append(reason)
-            stored, refused = listings_upsert(entries=page.entries, now=now)
+            stored, refused = listings_upsert(entries=page.entries, now=now, latest_asked=since is None)
             report.stored += stored
             for reason in refused:
                 logger.warning("registry sync skipped %s", reason)
                 report.rejected.append(reason)
             for entry in page.entries:
-                if high_water is None or entry.updated_at > high_water:
+                report.left_out.extend(f"{entry.name} {entry.version}: {note}" for note in entry.left_out)
+                if entry.updated_at is not None and (high_water is None or entry.updated_at > high_water):
                     high_water = entry.updated_at
     except RegistryError as error:
         report.error = str(error)
@@ -353,6 +387,15 @@ def listing_probes_claim(*, now: datetime, interval: timedelta, limit: int) -> l
     return [ProbeTarget(listing_id=lid, url=urls[lid]) for lid in sorted(urls)]
 
 
+def listing_probes_return(*, listing_ids: Sequence[int], now: datetime) -> int:
+    """Make claimed listings a round did not probe (it was stopped) due again at ``now``; return how many."""
+    if not listing_ids:
+        return 0
+    return ListingProbeState.objects.filter(listing_id__in=listing_ids).update(
+        next_probe_at=Least(F("next_probe_at"), Value(now))
+    )
+
+
 def listing_probes_record(*, done: Sequence[ProbeDone]) -> None:
     """Record a round's probes: each listing's latest attempt, its hour's counts, its tool list and changes.
 
@@ -371,6 +414,7 @@ def _record_chunk(done: Sequence[ProbeDone]) -> None:
     }
     lists = {row.listing_id: row for row in ListingToolList.objects.filter(listing_id__in=ids)}
     hours: dict[tuple[int, datetime], AttemptTally] = defaultdict(AttemptTally)
+    times: dict[tuple[int, datetime], list[float]] = defaultdict(list)
     skipped: dict[tuple[int, datetime], int] = defaultdict(int)
     changes: list[ListingToolChange] = []
     new_lists: dict[int, ListingToolList] = {}
@@ -392,6 +436,13 @@ def _record_chunk(done: Sequence[ProbeDone]) -> None:
             tools_listed=outcome.tool_count is not None,
             total_ms=outcome.timings.total_ms,
         )
+        # The times the windows' p50 and p95 read: a success's, as AttemptTally counts it.
+        if (
+            outcome.tool_count is not None
+            and outcome.timings.total_ms is not None
+            and outcome.http_status not in AUTH_STATUSES
+        ):
+            times[(state.listing_id, hour)].append(outcome.timings.total_ms)
         change, new_list = _follow_tools(state, outcome, lists.get(state.listing_id), at=probe.at)
         if change is not None:
             changes.append(change)
@@ -406,7 +457,8 @@ def _record_chunk(done: Sequence[ProbeDone]) -> None:
             update_fields=["digest", "tools", "tool_count", "current_since"],
         )
     ListingToolChange.objects.bulk_create(changes)
-    _add_hours(hours, skipped)
+    keys = set(hours) | set(skipped)
+    _add_hours(hours, skipped, _merged_latency(keys, times))
 
 
 STATE_FIELDS = [
@@ -508,16 +560,43 @@ def _follow_tools(
     return change, new_list
 
 
+def _merged_latency(
+    keys: set[tuple[int, datetime]], times: dict[tuple[int, datetime], list[float]]
+) -> dict[tuple[int, datetime], latency.Histogram]:
+    """Return each (listing, hour)'s stored latency histogram with its new ``times`` added; one query.
+
+    Read under the chunk's lock on the listings' probe states, which every writer of their
+    hours takes first, so nothing writes these rows between this read and the upsert.
+    """
+    if not keys:
+        return {}
+    stored: dict[tuple[int, datetime], list[list[int]]] = {
+        (listing_id, hour): histogram
+        for listing_id, hour, histogram in ListingProbeHour.objects.filter(
+            listing_id__in={listing_id for listing_id, _ in keys}, hour__in={hour for _, hour in keys}
+        ).values_list("listing_id", "hour", "latency")
+    }
+    return {
+        key: latency.merge([stored.get(key) or [], latency.histogram_of(times.get(key, ()))]) for key in keys
+    }
+
+
 def _add_hours(
-    hours: dict[tuple[int, datetime], AttemptTally], skipped: dict[tuple[int, datetime], int]
+    hours: dict[tuple[int, datetime], AttemptTally],
+    skipped: dict[tuple[int, datetime], int],
+    histograms: dict[tuple[int, datetime], latency.Histogram],
 ) -> None:
-    """Add the counts to each (listing, hour) row: one upsert that adds to a row already there."""
+    """Add the counts to each (listing, hour) row and set its latency histogram: one upsert.
+
+    ``histograms`` are the hours' whole histograms, stored and new (:func:`_merged_latency`).
+    """
     keys = sorted(set(hours) | set(skipped))
     if not keys:
         return
     table = connection.ops.quote_name(ListingProbeHour._meta.db_table)
     columns = ("attempts", "successes", "successes_1s", "successes_3s", "skipped")
     hour_field = ListingProbeHour._meta.get_field("hour")
+    latency_field = ListingProbeHour._meta.get_field("latency")
     params: list[Any] = []
     for listing_id, hour in keys:
         tally = hours.get((listing_id, hour), AttemptTally())
@@ -529,13 +608,14 @@ def _add_hours(
             tally.within_1s,
             tally.within_3s,
             skipped.get((listing_id, hour), 0),
+            latency_field.get_db_prep_value(histograms.get((listing_id, hour), []), connection),
         ]
-    placeholders = ", ".join(["(%s, %s, %s, %s, %s, %s, %s)"] * len(keys))
+    placeholders = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s)"] * len(keys))
     updates = ", ".join(f"{name} = {table}.{name} + EXCLUDED.{name}" for name in columns)
     # Only this model's own table and column names are formatted in; every value is a parameter.
     sql = (
-        f"INSERT INTO {table} (listing_id, hour, {', '.join(columns)}) VALUES {placeholders} "  # noqa: S608
-        f"ON CONFLICT (listing_id, hour) DO UPDATE SET {updates}"
+        f"INSERT INTO {table} (listing_id, hour, {', '.join(columns)}, latency) VALUES {placeholders} "  # noqa: S608
+        f"ON CONFLICT (listing_id, hour) DO UPDATE SET {updates}, latency = EXCLUDED.latency"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -561,6 +641,7 @@ _SCORECARD_FIELDS = (
     "core_passed",
     "success_ratio",
     "p50_ms",
+    "p95_ms",
     "observed_at",
     "results",
     "computed_at",
@@ -581,6 +662,7 @@ def scorecard_row(listing_id: int, card: Scorecard, evidence: Evidence, *, now: 
         ),
         success_ratio=counts.successes / counts.attempts if counts and counts.attempts else None,
         p50_ms=evidence.latency_7d.p50_ms if evidence.latency_7d else None,
+        p95_ms=evidence.latency_7d.p95_ms if evidence.latency_7d else None,
         observed_at=max(observed, default=None),
         results=[
             {

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import math
 import secrets
 import threading
 from collections.abc import Iterator, Sequence
@@ -30,10 +29,10 @@ from directory.services import (
     listing_probes_claim,
     listing_probes_prune,
     listing_probes_record,
+    listing_probes_return,
     registry_sync,
 )
 from probes import __version__
-from probes.robots import MAX_CRAWL_DELAY
 from probes.runner import ProbeEnv
 
 USER_AGENT = f"Uptimy/{__version__} (+https://uptimy.example; MCP directory import; one request at a time)"
@@ -74,7 +73,8 @@ def look_up_licences(*, limit: int) -> LicenceReport:
 class ProbeReport:
     """What one probe round did: listings probed, of which listed tools, skipped (robots.txt), and rows pruned.
 
-    ``overlapped`` says the round did nothing because another still held the probes.
+    ``overlapped`` says the round did nothing because another still held the probes;
+    ``returned`` counts the claimed listings a stopped round left unprobed, due again at once.
     """
 
     probed: int = 0
@@ -82,6 +82,37 @@ class ProbeReport:
     skipped: int = 0
     pruned: int = 0
     overlapped: bool = False
+    stopped: bool = False
+    returned: int = 0
+
+
+class RoundStop:
+    """Ask a running probe round to stop: its finished probes are recorded, the rest given back, the lease released.
+
+    ``request`` may be called from a signal handler (it only sets flags and wakes the round's loop).
+    """
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._woken: asyncio.Event | None = None
+
+    def request(self) -> None:
+        self.requested.set()
+        loop, woken = self._loop, self._woken
+        if loop is not None and woken is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(woken.set)
+
+    async def wait(self) -> None:
+        """Return once a stop is requested (on the running loop)."""
+        self._loop, self._woken = asyncio.get_running_loop(), asyncio.Event()
+        if self.requested.is_set():
+            return
+        try:
+            await self._woken.wait()
+        finally:
+            self._loop = self._woken = None
 
 
 def probe_env() -> ProbeEnv:
@@ -113,62 +144,94 @@ def robots_cache() -> RobotsCache:
         return _robots
 
 
-def probe_listings(*, limit: int | None = None, now: datetime | None = None) -> ProbeReport:
+def probe_listings(
+    *, limit: int | None = None, now: datetime | None = None, stop: RoundStop | None = None
+) -> ProbeReport:
     """Probe the listings due (at most ``limit``, default UPTIMY_DIRECTORY_PROBE_BATCH), record them, prune old counts.
 
     One round at a time: while another holds the probes (a round outlasting the beat's tick,
     a second worker, the command beside Celery) this one claims nothing, since the caps per
     host and in all hold within a round only. The listings it would have claimed stay due.
+    A ``stop`` requested mid-round ends the probes still running: the finished ones are
+    recorded and the others are due again at once, for the next round, whoever runs it.
     """
     batch = settings.UPTIMY_DIRECTORY_PROBE_BATCH if limit is None else limit
-    with probe_round_lease(batch) as held:
+    with probe_round_lease() as held:
         if not held:
             return ProbeReport(overlapped=True)
         now = now or timezone.now()
         targets = listing_probes_claim(
             now=now, interval=timedelta(seconds=settings.UPTIMY_DIRECTORY_PROBE_INTERVAL), limit=batch
         )
-        done = asyncio.run(_probe(targets)) if targets else []
+        done = asyncio.run(_probe(targets, stop)) if targets else []
         listing_probes_record(done=done)
+        finished = {probe.target.listing_id for probe in done}
+        unprobed = [target.listing_id for target in targets if target.listing_id not in finished]
+        returned = listing_probes_return(listing_ids=unprobed, now=now)
     return ProbeReport(
         probed=sum(1 for probe in done if probe.outcome is not None),
         listed=sum(1 for probe in done if probe.outcome is not None and probe.outcome.tool_count is not None),
         skipped=sum(1 for probe in done if probe.outcome is None),
         pruned=listing_probes_prune(now=now),
+        stopped=bool(stop and stop.requested.is_set()),
+        returned=returned,
     )
 
 
 PROBE_ROUND_KEY = "directory:probe-round"
 
 
-def probe_round_lease_seconds(batch: int) -> float:
-    """Return the longest a round of ``batch`` probes can take: every wave at its timeout, after robots.txt and a Crawl-delay, plus a minute.
+def probe_round_lease_seconds() -> float:
+    """Return how long a round's lease lives unrenewed: one tick of the rounds (UPTIMY_DIRECTORY_PROBE_TICK), at least 1 s.
 
-    The lease outlives a worker killed mid-round by this much at most.
+    Its holder renews it every third of that while the round runs, however long the round
+    takes; a holder that died (SIGKILL, a lost machine) stops renewing, and its lease is gone
+    within one tick, so the next tick's round runs.
     """
-    waves = math.ceil(max(1, batch) / max(1, settings.UPTIMY_DIRECTORY_PROBES_IN_FLIGHT))
-    return waves * (2 * settings.UPTIMY_DIRECTORY_PROBE_TIMEOUT + MAX_CRAWL_DELAY) + 60
+    return max(1.0, float(settings.UPTIMY_DIRECTORY_PROBE_TICK))
 
 
 @contextlib.contextmanager
-def probe_round_lease(batch: int) -> Iterator[bool]:
-    """Hold the directory's probes for one round of ``batch``; yield False when another round holds them.
+def probe_round_lease() -> Iterator[bool]:
+    """Hold the directory's probes for one round; yield False when another round holds them.
 
-    The lease is a cache key every process shares (Redis wherever Celery runs), added only if
-    absent, so two rounds never both get it; it expires on its own if its holder dies.
+    The lease is a cache key every process shares (Redis wherever Celery runs, else files in
+    the var dir), added only if absent, so two rounds never both get it. A thread renews it
+    while the round runs (:func:`probe_round_lease_seconds`); it is deleted when the round
+    ends, stopped or failing, and expires on its own if its holder dies.
     """
     token = secrets.token_hex(16)
-    held = cache.add(PROBE_ROUND_KEY, token, timeout=probe_round_lease_seconds(batch))
+    ttl = probe_round_lease_seconds()
+    held = cache.add(PROBE_ROUND_KEY, token, timeout=ttl)
+    if not held:
+        yield False
+        return
+    ended = threading.Event()
+
+    def renew() -> None:
+        while not ended.wait(ttl / 3):
+            # Only our own lease: one that expired and was taken by the next round is that round's.
+            if cache.get(PROBE_ROUND_KEY) == token:
+                cache.touch(PROBE_ROUND_KEY, timeout=ttl)
+
+    renewer = threading.Thread(target=renew, name="probe-round-lease", daemon=True)
+    renewer.start()
     try:
-        yield held
+        yield True
     finally:
-        # Only our own lease: one that expired and was taken by the next round is that round's.
-        if held and cache.get(PROBE_ROUND_KEY) == token:
+        ended.set()
+        renewer.join()
+        if cache.get(PROBE_ROUND_KEY) == token:
             cache.delete(PROBE_ROUND_KEY)
 
 
-async def _probe(targets: Sequence[probing.ProbeTarget]) -> list[probing.ProbeDone]:
-    """Run one round on this loop and return every probe (no database here: Django's ORM is not for a running loop)."""
+async def _probe(
+    targets: Sequence[probing.ProbeTarget], stop: RoundStop | None = None
+) -> list[probing.ProbeDone]:
+    """Run one round on this loop and return every probe finished (no database here: Django's ORM is not for a running loop).
+
+    A requested ``stop`` cancels the probes still running; they are left out.
+    """
     stream = probing.probe_round(
         targets,
         probe_env(),
@@ -177,8 +240,23 @@ async def _probe(targets: Sequence[probing.ProbeTarget]) -> list[probing.ProbeDo
         max_in_flight=settings.UPTIMY_DIRECTORY_PROBES_IN_FLIGHT,
         per_host=settings.UPTIMY_DIRECTORY_PROBES_PER_HOST,
     )
-    async with contextlib.aclosing(stream):
-        done = [probe async for probe in stream]
+    done: list[probing.ProbeDone] = []
+
+    async def consume() -> None:
+        async with contextlib.aclosing(stream):
+            async for probe in stream:
+                done.append(probe)
+
+    consumer = asyncio.create_task(consume())
+    stopper = asyncio.create_task(stop.wait()) if stop is not None else None
+    await asyncio.wait(
+        [task for task in (consumer, stopper) if task is not None], return_when=asyncio.FIRST_COMPLETED
+    )
+    for task in (consumer, stopper):
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
     # Let aborted transports deliver connection_lost before the loop closes.
     await asyncio.sleep(0)
     return done

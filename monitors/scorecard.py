@@ -254,11 +254,12 @@ class VerifiedQuote:
 
     ``checked_at`` is when Uptimy last fetched the page (the result's date; a fetch that no longer
     finds the quote leaves ``last_found_at`` behind); None means at ``last_found_at``.
+    ``last_found_at`` None: the page was checked (at ``checked_at``) and never stated the quote.
     """
 
     url: str
     quote: str
-    last_found_at: datetime
+    last_found_at: datetime | None
     checked_at: datetime | None = None
 
 
@@ -417,8 +418,8 @@ RULES = {
     8: "At least 99 % of at least 30 attempts in 30 days list tools (skipped attempts and 401/403 answers left out).",
     9: "At least 2 successful probes in 30 days, and no tool removed nor top-level input newly required.",
     10: "The listing declares no required credentials and the latest attempt lists tools without any.",
-    11: "When auth is required, the protected-resource metadata address answers 200 with a JSON object.",
-    12: "A quote from the publisher's page states free or freemium access, found there within 90 days.",
+    11: "When auth is required, the protected-resource metadata address answers 200 with a JSON object (a 401 without it fails).",
+    12: "A quote from the publisher's page states free or freemium access, found there within 90 days (no pricing evidence: not measured).",
     13: "Every tool's description is at least 20 characters after trimming.",
     14: 'Every tool\'s inputSchema is an object with type "object".',
     15: "At least 80 % of declared input properties, nested ones included, have a nonempty description.",
@@ -565,8 +566,18 @@ def standard_auth(attempt: Attempt | None, metadata: ResourceMetadata | None) ->
     if not attempt.auth_required:
         return _unmeasured(11, attempt.at, "Not applicable: no authentication is required")
     if metadata is None:
-        return _unmeasured(
-            11, attempt.at, "No sign-in discovery of the protected-resource metadata was recorded"
+        if attempt.with_key or attempt.http_status != 401:
+            # A refused key or a 403 starts no sign-in discovery: the address was never asked.
+            return _unmeasured(
+                11, attempt.at, "No sign-in discovery of the protected-resource metadata was made"
+            )
+        # A keyless 401 always asks the metadata address; none recorded means none usable answered.
+        return _failed(
+            11,
+            attempt.at,
+            "Authentication is required and the protected-resource metadata address gave no JSON object",
+            http_status=attempt.http_status,
+            probe_reason=attempt.reason,
         )
     evidence = {"url": metadata.url, "http_status": metadata.http_status, "json_object": metadata.json_object}
     if metadata.http_status == 200 and metadata.json_object:
@@ -586,7 +597,17 @@ def standard_auth(attempt: Attempt | None, metadata: ResourceMetadata | None) ->
 def free_tier_cited(quote: VerifiedQuote | None, *, now: datetime) -> CheckResult:
     """(12) A quote from the publisher's page states free or freemium access, found there within 90 days."""
     if quote is None:
-        return _failed(12, None, "No quote from the publisher states free access")
+        # Missing evidence means unknown: no pricing page, or one not fetched yet.
+        return _unmeasured(12, None, "No pricing evidence: no publisher's page has been checked for a quote")
+    if quote.last_found_at is None:
+        return _failed(
+            12,
+            quote.checked_at,
+            "The publisher's page was checked and does not state the quote",
+            url=quote.url,
+            quote=quote.quote,
+            last_found_at=None,
+        )
     evidence = {"url": quote.url, "quote": quote.quote, "last_found_at": quote.last_found_at.isoformat()}
     checked = quote.checked_at or quote.last_found_at
     age = now - quote.last_found_at

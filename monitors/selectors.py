@@ -1191,8 +1191,12 @@ def listing_evidence(listing: HealthcheckListing) -> scorecard.Listing:
 
 
 def quote_evidence(listing: HealthcheckListing) -> scorecard.VerifiedQuote | None:
-    """Return the listing's free-tier quote as check 12 reads it: None until a fetch of the page found it."""
-    if not listing.pricing_url or listing.quote_found_at is None:
+    """Return the listing's free-tier quote as check 12 reads it: None until the page is fetched.
+
+    A page fetched that never stated the quote is evidence too (no ``last_found_at``: check 12
+    fails); a page not fetched yet, or no page, is none (not measured).
+    """
+    if not listing.pricing_url or (listing.quote_found_at is None and listing.quote_checked_at is None):
         return None
     return scorecard.VerifiedQuote(
         url=listing.pricing_url,

@@ -270,7 +270,8 @@ if UPTIMY_MCP_REGISTRY_SYNC:
 # interval; a round every UPTIMY_DIRECTORY_PROBE_TICK seconds claims at most UPTIMY_DIRECTORY_PROBE_BATCH
 # due listings. At most UPTIMY_DIRECTORY_PROBES_PER_HOST probes of one host and
 # UPTIMY_DIRECTORY_PROBES_IN_FLIGHT in all run at once, one round at a time across every worker
-# (directory.sync.probe_round_lease); a host's robots.txt is kept
+# (directory.sync.probe_round_lease: it lives one UPTIMY_DIRECTORY_PROBE_TICK, renewed while its round
+# runs, so a dead holder's expires within a tick); a host's robots.txt is kept
 # UPTIMY_DIRECTORY_ROBOTS_TTL seconds. In the beat with UPTIMY_DIRECTORY_PROBES or UPTIMY_MCP_REGISTRY_SYNC.
 UPTIMY_DIRECTORY_PROBES: bool = env.bool("UPTIMY_DIRECTORY_PROBES", default=False)
 UPTIMY_DIRECTORY_PROBE_INTERVAL: float = env.float("UPTIMY_DIRECTORY_PROBE_INTERVAL", default=1800.0)

@@ -37,6 +37,7 @@ class ServerSerializer(serializers.Serializer[dict[str, Any]]):
     )
     success_ratio = serializers.FloatField(allow_null=True, help_text="Successes / attempts over 30 days.")
     p50_ms = serializers.FloatField(allow_null=True, help_text="Median successful time over 7 days.")
+    p95_ms = serializers.FloatField(allow_null=True, help_text="p95 successful time over 7 days.")
     observed_at = serializers.DateTimeField(allow_null=True, help_text="The latest evidence's time.")
     computed_at = serializers.DateTimeField(allow_null=True, help_text="When the scorecard was computed.")
     page_url = serializers.CharField(help_text="The server's page in the directory.")
@@ -48,7 +49,9 @@ class ServerDetailSerializer(ServerSerializer):
 
     website_url = serializers.CharField()
     repository_url = serializers.CharField()
-    updated_at = serializers.DateTimeField(help_text="The registry's update timestamp.")
+    updated_at = serializers.DateTimeField(
+        allow_null=True, help_text="The registry's update timestamp; null when the registry sent none."
+    )
     remotes = serializers.ListField(child=serializers.DictField())
     checks = DirectoryCheckSerializer(many=True)
 
@@ -70,6 +73,7 @@ def server_data(
         "core_passed": card.core_passed if card else None,
         "success_ratio": card.success_ratio if card else None,
         "p50_ms": card.p50_ms if card else None,
+        "p95_ms": card.p95_ms if card else None,
         "observed_at": card.observed_at if card else None,
         "computed_at": card.computed_at if card else None,
         "page_url": f"{base}{listing.name}/",

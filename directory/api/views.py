@@ -65,7 +65,7 @@ class DirectoryPagination(Pagination):
     tags=["directory"],
 )
 class ServerListView(PublicView):
-    """Rank the listed servers: passed checks, core checks (1–4), sampled success, p50 latency (lower first), recency."""
+    """Rank the listed servers: passed checks, core checks (1–4), sampled success, p50 then p95 latency (lower first), recency."""
 
     def get(self, request: Request) -> Response:
         try:

@@ -33,6 +33,7 @@ django.setup()
 from django.db import connection, reset_queries, transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from directory import latency  # noqa: E402
 from directory.models import (  # noqa: E402
     Listing,
     ListingProbeHour,
@@ -145,11 +146,11 @@ def store_probe_history(
     table = ListingProbeHour._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} (listing_id, hour, attempts, successes, successes_1s, successes_3s, skipped) "
+            f"INSERT INTO {table} (listing_id, hour, attempts, successes, successes_1s, successes_3s, skipped, latency) "
             "SELECT l, %s - make_interval(hours => h), 2, 2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), "
-            "2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), 2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), 0 "
-            "FROM unnest(%s::bigint[]) AS l, generate_series(0, %s) AS h",
-            [top, ids, days * 24 - 1],
+            "2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), 2 - (CASE WHEN (l + h) %% 50 = 0 THEN 1 ELSE 0 END), 0, "
+            "%s::jsonb FROM unnest(%s::bigint[]) AS l, generate_series(0, %s) AS h",
+            [top, json.dumps(latency.histogram_of([150.0, 480.0])), ids, days * 24 - 1],
         )
     with connection.cursor() as cursor:
         cursor.execute(f"ANALYZE {table}")

@@ -50,6 +50,7 @@ def make_card(
     core_passed: int = 0,
     success_ratio: float | None = None,
     p50_ms: float | None = None,
+    p95_ms: float | None = None,
     observed_at: datetime | None = None,
     results: list[dict[str, Any]] | None = None,
 ) -> ListingScorecard:
@@ -62,6 +63,7 @@ def make_card(
         core_passed=core_passed,
         success_ratio=success_ratio,
         p50_ms=p50_ms,
+        p95_ms=p95_ms,
         observed_at=observed_at,
         results=results or [],
         computed_at=NOW,

@@ -5,15 +5,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
+import select
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
+
 from directory.probing import HostPacer, ProbeDone, ProbeTarget, probe_round
 from directory.robots import RobotsCache, fetch_robots
 from probes.runner import ProbeEnv
+from tests.peers.peer_support import SERVERS
 
 ENV = ProbeEnv(allow_private=True, user_agent="Uptimy/test (+https://uptimy.example; MCP directory)")
 WAIT = 30.0
@@ -205,3 +212,27 @@ def round_in_thread(targets: Sequence[ProbeTarget], **options: Any) -> Iterator[
     assert not thread.is_alive(), "the round did not end"
     if failure:
         raise failure[0]
+
+
+@contextlib.contextmanager
+def sdk_servers(*names: str) -> Iterator[dict[str, str]]:
+    """Serve the official SDK's servers ``names`` (tests/peers/servers/sdk_servers.py); yield their base URLs once each answers."""
+    process = subprocess.Popen(
+        [sys.executable, str(SERVERS / "sdk_servers.py"), *names], stdout=subprocess.PIPE
+    )
+    assert process.stdout is not None
+    ready, _, _ = select.select([process.stdout], [], [], 60)
+    line = process.stdout.readline().decode().strip() if ready else ""
+    try:
+        urls: dict[str, str] = json.loads(line)
+        for url in urls.values():
+            for _ in range(600):
+                try:
+                    httpx.get(url + "/_peer/log", timeout=1.0)
+                    break
+                except httpx.HTTPError:
+                    select.select([], [], [], 0.05)
+        yield urls
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

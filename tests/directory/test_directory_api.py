@@ -44,6 +44,7 @@ def test_a_list_item_carries_the_scorecards_figures_and_links(anonymous):
         core_passed=4,
         success_ratio=0.995,
         p50_ms=420.0,
+        p95_ms=1800.0,
         observed_at=NOW,
     )
 
@@ -62,6 +63,7 @@ def test_a_list_item_carries_the_scorecards_figures_and_links(anonymous):
         "core_passed": 4,
         "success_ratio": 0.995,
         "p50_ms": 420.0,
+        "p95_ms": 1800.0,
         "observed_at": "2026-11-29T12:00:00Z",
         "computed_at": "2026-11-29T12:00:00Z",
         "page_url": "http://testserver/directory/com.example/weather/",

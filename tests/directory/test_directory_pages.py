@@ -26,33 +26,35 @@ def names_on(response) -> list[str]:
     return re.findall(r'<a href="/directory/[^"]+/"><code>([^<]+)</code>', response.content.decode())
 
 
-# Each row: name, passed, core, success ratio, p50 ms, observed hours ago. Expected order by name.
+# Each row: name, passed, core, success ratio, p50 ms, p95 ms, observed hours ago. Expected order by name.
 RANKED = [
-    ("a.most/passed", 20, 1, 0.5, 3000.0, 48),
-    ("b.more/core", 19, 4, 0.5, 3000.0, 48),
-    ("c.better/success", 19, 3, 0.999, 3000.0, 48),
-    ("d.faster/p50", 19, 3, 0.9, 100.0, 48),
-    ("e.slower/p50", 19, 3, 0.9, 900.0, 48),
-    ("f.recent/one", 19, 3, 0.9, None, 1),
-    ("g.older/one", 19, 3, 0.9, None, 5),
-    ("h.no/success", 19, 3, None, None, None),
+    ("a.most/passed", 20, 1, 0.5, 3000.0, 3000.0, 48),
+    ("b.more/core", 19, 4, 0.5, 3000.0, 3000.0, 48),
+    ("c.better/success", 19, 3, 0.999, 3000.0, 3000.0, 48),
+    ("d.faster/p50", 19, 3, 0.9, 100.0, 2000.0, 48),
+    ("e.same-p50/faster-p95", 19, 3, 0.9, 900.0, 950.0, 48),
+    ("f.same-p50/slower-p95", 19, 3, 0.9, 900.0, 2500.0, 48),
+    ("g.recent/one", 19, 3, 0.9, None, None, 1),
+    ("h.older/one", 19, 3, 0.9, None, None, 5),
+    ("i.no/success", 19, 3, None, None, None, None),
 ]
 
 
 @pytest.fixture
 def ranked():
-    for name, passed, core, ratio, p50, hours in reversed(RANKED):
+    for name, passed, core, ratio, p50, p95, hours in reversed(RANKED):
         make_card(
             make_listing(name),
             passed=passed,
             core_passed=core,
             success_ratio=ratio,
             p50_ms=p50,
+            p95_ms=p95,
             observed_at=None if hours is None else NOW - timedelta(hours=hours),
         )
 
 
-def test_servers_are_ranked_by_passed_core_success_latency_then_recency(client_anonymous, ranked):
+def test_servers_are_ranked_by_passed_core_success_p50_p95_then_recency(client_anonymous, ranked):
     response = client_anonymous.get("/directory/")
 
     assert response.status_code == 200

@@ -7,14 +7,9 @@ against a real server. The expected verdicts of checks 1–16 are worked out by 
 
 from __future__ import annotations
 
-import json
-import select
-import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import timedelta
 
-import httpx
 import pytest
 from django.utils import timezone
 
@@ -25,8 +20,9 @@ from directory.services import registry_sync
 from directory.sync import probe_listings
 from monitors.scorecard import Verdict, scorecard
 from tests.conftest import NOW
+from tests.directory.probe_support import sdk_servers
 from tests.directory.support import page
-from tests.peers.peer_support import SERVERS, free_port
+from tests.peers.peer_support import free_port
 
 pytestmark = pytest.mark.django_db
 
@@ -36,26 +32,8 @@ P, F, N = Verdict.PASSED, Verdict.FAILED, Verdict.NOT_MEASURED
 @pytest.fixture(scope="module")
 def sdk() -> Iterator[dict[str, str]]:
     """Serve the SDK's streamable HTTP, legacy SSE and OAuth-protected servers; yield their base URLs."""
-    process = subprocess.Popen(
-        [sys.executable, str(SERVERS / "sdk_servers.py"), "stateful", "legacy", "oauth-root", "as-root"],
-        stdout=subprocess.PIPE,
-    )
-    assert process.stdout is not None
-    ready, _, _ = select.select([process.stdout], [], [], 60)
-    line = process.stdout.readline().decode().strip() if ready else ""
-    try:
-        urls: dict[str, str] = json.loads(line)
-        for url in urls.values():
-            for _ in range(600):
-                try:
-                    httpx.get(url + "/_peer/log", timeout=1.0)
-                    break
-                except httpx.HTTPError:
-                    select.select([], [], [], 0.05)
+    with sdk_servers("stateful", "legacy", "oauth-root", "as-root") as urls:
         yield urls
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.fixture
@@ -92,28 +70,29 @@ def verdicts(listing: Listing) -> dict[int, Verdict]:
 
 # Worked out by hand. The SDK servers list search_docs, get_status and echo, each readOnlyHint,
 # descriptions of 31, 26 and 19 characters, inputs q, text and times without descriptions; all
-# served over plain HTTP on loopback. Two probes: too few samples for checks 6–8; no quotes (12).
+# served over plain HTTP on loopback. Two probes: too few samples for checks 6–8; no pricing
+# evidence at all, so free tier (12) is not measured.
 SDK_TOOLS = {13: F, 14: P, 15: F, 16: P}
 EXPECTED = {
     # Streamable HTTP, open.
     "com.example/weather": {
-        **{1: P, 2: P, 3: P, 4: P, 5: F, 6: N, 7: N, 8: N, 9: P, 10: P, 11: N, 12: F},
+        **{1: P, 2: P, 3: P, 4: P, 5: F, 6: N, 7: N, 8: N, 9: P, 10: P, 11: N, 12: N},
         **SDK_TOOLS,
     },
     # Legacy SSE, open, but the listing declares a required Authorization header: 10 fails.
     "io.github.octocat/notes": {
-        **{1: P, 2: P, 3: P, 4: P, 5: F, 6: N, 7: N, 8: N, 9: P, 10: F, 11: N, 12: F},
+        **{1: P, 2: P, 3: P, 4: P, 5: F, 6: N, 7: N, 8: N, 9: P, 10: F, 11: N, 12: N},
         **SDK_TOOLS,
     },
     # 401 with RFC 9728 metadata: 1–4 not measured, no attempts counted, open access fails,
     # standard auth passes; no tool list.
     "io.github.someone/old-tool": {
-        **{1: N, 2: N, 3: N, 4: N, 5: F, 6: N, 7: N, 8: N, 9: N, 10: F, 11: P, 12: F},
+        **{1: N, 2: N, 3: N, 4: N, 5: F, 6: N, 7: N, 8: N, 9: N, 10: F, 11: P, 12: N},
         **{13: N, 14: N, 15: N, 16: N},
     },
     # Nobody listening: the attempt failed, agreed no version and listed nothing.
     "io.github.someone/new-tool": {
-        **{1: F, 2: F, 3: F, 4: N, 5: F, 6: N, 7: N, 8: N, 9: N, 10: N, 11: N, 12: F},
+        **{1: F, 2: F, 3: F, 4: N, 5: F, 6: N, 7: N, 8: N, 9: N, 10: N, 11: N, 12: N},
         **{13: N, 14: N, 15: N, 16: N},
     },
 }

@@ -322,7 +322,7 @@ def test_a_listing_never_probed_has_its_endpoint_and_no_attempt():
     assert evidence[local.id].endpoint_url is None
 
 
-def test_the_evidence_of_any_number_of_listings_takes_five_queries(django_assert_num_queries):
+def test_the_evidence_of_any_number_of_listings_takes_six_queries(django_assert_num_queries):
     made = []
     for n in range(20):
         one = listing(f"com.example/s{n}", (f"https://s{n}.example.com/mcp", False))
@@ -332,9 +332,9 @@ def test_the_evidence_of_any_number_of_listings_takes_five_queries(django_assert
         record(one, AT, listed())
         record(one, AT + HALF_HOUR, listed(tools=TOOLS[:1]))
 
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):
         one = probe_evidence([made[0].id], now=AT + HALF_HOUR)
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(6):
         all_of_them = probe_evidence([m.id for m in made], now=AT + HALF_HOUR)
 
     assert all_of_them[made[0].id] == one[made[0].id]

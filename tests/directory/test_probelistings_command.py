@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from django.core.cache import cache
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from directory import sync
 from directory.models import Listing, ListingProbeState, ListingRemote
@@ -56,19 +56,21 @@ def test_a_round_claims_nothing_while_another_round_holds_the_probes(settings, m
         listing("com.example/s", f"{url}/mcp")
         out = io.StringIO()
 
-        with sync.probe_round_lease(10) as held:
+        refused = pytest.raises(
+            CommandError, match="Another probe round is still running; this one probed nothing"
+        )
+        with sync.probe_round_lease() as held, refused:
             call_command("probelistings", "--once", stdout=out)
         call_command("probelistings", "--once", stdout=out)
 
     assert held
     assert out.getvalue().splitlines() == [
-        "Another probe round is still running; this one probed nothing",
         "1 listing probed (0 listed tools), 0 skipped by robots.txt or their URL, 0 old rows pruned",
     ]
 
 
 def test_a_round_leaves_the_lease_of_the_round_that_took_over_after_its_own_expired():
-    with sync.probe_round_lease(10):
+    with sync.probe_round_lease():
         cache.set(sync.PROBE_ROUND_KEY, "the next round's", timeout=60)
 
     assert cache.get(sync.PROBE_ROUND_KEY) == "the next round's"

@@ -20,6 +20,7 @@ from directory.registry import (
 from tests.directory.support import page
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+OFFICIAL = "io.modelcontextprotocol.registry/official"
 
 
 def entry(**server: Any) -> dict[str, Any]:
@@ -117,10 +118,7 @@ def test_an_empty_repository_is_no_repository():
         (entry(version=2), '"version" is missing or not a string'),
         (entry(description=None), '"description" is not a string'),
         (entry(title=7), '"title" is not a string'),
-        (entry(websiteUrl="javascript:alert(1)"), '"websiteUrl" is not an http(s) URL'),
-        (entry(websiteUrl="https://"), '"websiteUrl" is not an http(s) URL'),
         (entry(repository="https://github.com/x/y"), '"repository" is not an object'),
-        (entry(repository={"url": "git@github.com:x/y.git"}), '"repository.url" is not an http(s) URL'),
         (
             entry(repository={"url": "https://github.com/x/y", "source": 1}),
             '"repository.source" is not a string',
@@ -173,11 +171,12 @@ def test_an_empty_repository_is_no_repository():
             entry(packages=[{"registryType": "npm", "identifier": "x", "version": 1}]),
             '"packages[0].version" is not a string',
         ),
-        ({"server": entry()["server"]}, '"_meta.io.modelcontextprotocol.registry/official" is missing'),
+        ({"server": entry()["server"], "_meta": []}, '"_meta" is not an object'),
+        ({"server": entry()["server"], "_meta": {OFFICIAL: "x"}}, f'"_meta.{OFFICIAL}" is not an object'),
         (with_official(status="gone"), "\"status\" 'gone' is not active, deprecated or deleted"),
-        (with_official(status=None), '"status" is missing or not a string'),
+        (with_official(status=1), '"status" is not a string'),
+        (entry(websiteUrl=7), '"websiteUrl" is not a string'),
         (with_official(isLatest="true"), '"isLatest" is not a boolean'),
-        (with_official(updatedAt=None), '"updatedAt" is missing'),
         (with_official(updatedAt="yesterday"), "\"updatedAt\" 'yesterday' is not an RFC 3339 timestamp"),
         (with_official(publishedAt=20260101), '"publishedAt" is not a string'),
         (with_official(statusMessage=["x"]), '"statusMessage" is not a string'),
@@ -188,6 +187,43 @@ def test_a_malformed_entry_is_rejected_naming_its_field(item, reason):
         parse_entry(item)
 
     assert reason in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("item", "read"),
+    [
+        ({"server": entry()["server"]}, (ListingStatus.ACTIVE, None, None)),
+        ({"server": entry()["server"], "_meta": {}}, (ListingStatus.ACTIVE, None, None)),
+        (with_official(status=None), (ListingStatus.ACTIVE, True, "2026-11-20T10:00:00.123456+00:00")),
+        (with_official(isLatest=None), (ListingStatus.ACTIVE, None, "2026-11-20T10:00:00.123456+00:00")),
+        (with_official(updatedAt=None), (ListingStatus.ACTIVE, True, None)),
+    ],
+    ids=["no _meta", "no official metadata", "no status", "no isLatest", "no updatedAt"],
+)
+def test_an_entry_without_the_optional_official_metadata_is_read(item, read):
+    parsed = parse_entry(item)
+
+    updated = parsed.updated_at.isoformat() if parsed.updated_at else None
+    assert (parsed.status, parsed.is_latest, updated) == read
+
+
+@pytest.mark.parametrize(
+    ("item", "left_out"),
+    [
+        (entry(websiteUrl="javascript:alert(1)"), ('"websiteUrl" is not an http(s) URL: left out',)),
+        (entry(websiteUrl="https://"), ('"websiteUrl" is not an http(s) URL: left out',)),
+        (
+            entry(repository={"url": "git@github.com:x/y.git", "source": "github"}),
+            ('"repository.url" is not an http(s) URL: left out',),
+        ),
+    ],
+)
+def test_a_link_the_directory_cannot_show_is_left_out_and_said(item, left_out):
+    parsed = parse_entry(item)
+
+    assert parsed.left_out == left_out
+    assert (parsed.website_url is None) or (parsed.repository_url is None)
+    assert parsed.repository_source is None or parsed.repository_url is not None
 
 
 def test_a_page_rejects_bad_entries_and_keeps_the_rest():

@@ -145,7 +145,7 @@ def test_the_bulk_evidence_is_one_query_for_any_number_of_listings(imported):
     with CaptureQueriesContext(connection) as queries:
         listings_scorecard_evidence(listings, now=NOW)
 
-    assert len(queries) == 1 + 5  # the licences; directory probing's evidence (probe_evidence)
+    assert len(queries) == 1 + 6  # the licences; directory probing's evidence (probe_evidence)
 
 
 @pytest.mark.parametrize("listings", [10, 25])
@@ -159,9 +159,9 @@ def test_recompute_takes_a_fixed_number_of_queries_per_chunk(listings):
 
     statements = [q["sql"] for q in queries if "SAVEPOINT" not in q["sql"]]
     chunks = -(-listings // 10)
-    # The ids; per chunk its listings, their remotes, their licences, probe_evidence's five and one
+    # The ids; per chunk its listings, their remotes, their licences, probe_evidence's six and one
     # upsert; the clean-up.
-    assert len(statements) == 1 + 9 * chunks + 1
+    assert len(statements) == 1 + 10 * chunks + 1
 
 
 def test_probe_evidence_is_merged_with_the_publishers():

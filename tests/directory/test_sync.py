@@ -291,10 +291,10 @@ def test_an_unreachable_registry_is_an_error():
 def test_an_entry_the_database_refuses_is_skipped_alone(registry, client, monkeypatch):
     store = services._listing_store
 
-    def refuse_notes(entry, *, now):
+    def refuse_notes(entry, *, now, is_latest):
         if entry.name == "io.github.octocat/notes":
             raise IntegrityError("value too long")
-        store(entry, now=now)
+        store(entry, now=now, is_latest=is_latest)
 
     monkeypatch.setattr(services, "_listing_store", refuse_notes)
 

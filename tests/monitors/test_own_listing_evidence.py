@@ -103,10 +103,10 @@ def test_a_reverse_dns_namespace_is_matched_against_the_website(mcp_check, now):
     assert result(mcp_check, 18, now).verdict is Verdict.PASSED
 
 
-def test_a_quote_not_yet_found_fails_check_12(mcp_check, now):
+def test_a_pricing_page_not_yet_fetched_leaves_check_12_not_measured(mcp_check, now):
     listed(mcp_check, now)
 
-    assert result(mcp_check, 12, now).verdict is Verdict.FAILED
+    assert result(mcp_check, 12, now).verdict is Verdict.NOT_MEASURED
     assert selectors.scorecard_evidence(healthcheck=mcp_check, now=now).free_tier is None
 
 
@@ -150,6 +150,16 @@ def test_a_later_fetch_without_the_quote_keeps_when_it_was_last_found(mcp_check,
     )
     free = result(mcp_check, 12, later)
     assert (free.verdict, free.observed_at) == (Verdict.PASSED, later)
+
+
+def test_a_page_fetched_that_never_stated_the_quote_fails_check_12(mcp_check, now):
+    listed(mcp_check, now)
+
+    verify({PRICING_URL: LACKS}, now)
+
+    free = result(mcp_check, 12, now)
+    assert (free.verdict, free.observed_at) == (Verdict.FAILED, now)
+    assert free.evidence == {"url": PRICING_URL, "quote": QUOTE, "last_found_at": None}
 
 
 def test_a_failed_fetch_records_its_reason(mcp_check, now):

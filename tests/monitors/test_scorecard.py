@@ -205,7 +205,9 @@ def resource_metadata(status: int | None = 200, json_object: bool = True) -> Res
         (auth(), resource_metadata(200, False), F),
         (auth(), resource_metadata(404, False), F),
         (auth(), resource_metadata(None, False), F),
-        (auth(), None, N),  # not fetched
+        (auth(), None, F),  # a keyless 401 asked the metadata address and found no JSON object
+        (auth(403), None, N),  # a 403 starts no sign-in discovery
+        (attempt(tools_listed=False, http_status=401, with_key=True), None, N),  # a refused key: none either
         (attempt(), resource_metadata(), N),  # no auth required: not applicable
         (None, None, N),
     ],
@@ -220,7 +222,7 @@ def test_standard_auth(latest, fetched, expected):
         (timedelta(days=90), P),
         (timedelta(days=90, seconds=1), F),
         (timedelta(0), P),
-        (None, F),  # no quote
+        (None, N),  # no pricing evidence: unknown
     ],
 )
 def test_free_tier_cited(age, expected):
@@ -635,6 +637,14 @@ def test_a_healthy_remote_server_passes_what_its_evidence_shows():
     ]
     assert (card.passed, card.total) == (20, 22)
     assert [r.number for r in card.results] == list(range(1, 23))
+
+
+def test_a_page_checked_that_never_stated_the_quote_fails_free_tier_cited():
+    quote = VerifiedQuote("https://example.com/pricing", "Free plan", None, checked_at=AT)
+
+    result = sc.free_tier_cited(quote, now=NOW)
+
+    assert (result.verdict, result.observed_at, result.evidence["last_found_at"]) == (F, AT, None)
 
 
 def test_a_free_tier_result_is_dated_by_the_last_fetch_of_the_page():

@@ -155,7 +155,7 @@ SDK_SERVER_CARD = {
     9: P,  # Stable tool list: 2 successes, no removal, no newly required input
     10: P,  # Open access: tools listed without credentials
     11: N,  # Standard auth: not applicable, no authentication required
-    12: F,  # Free tier cited: no quote
+    12: N,  # Free tier cited: no pricing evidence, unknown
     13: F,  # Tools described: "Echo the text back." is 19 characters
     14: P,  # Valid input schemas: every schema is an object
     15: F,  # Parameters documented: 0 of 3 inputs described

@@ -423,7 +423,7 @@ def test_the_evidence_from_what_a_page_read_is_the_evidence_read_afresh(check):
     [
         pytest.param(401, SigninDiscovery.RESOURCE_METADATA, P, id="sign-in found by resource metadata"),
         pytest.param(401, SigninDiscovery.LEGACY_FALLBACK, F, id="only the 2025-03-26 fallback found it"),
-        pytest.param(401, "", N, id="sign-in discovery recorded nothing"),
+        pytest.param(401, "", F, id="a keyless 401 whose sign-in discovery found no metadata"),
         pytest.param(None, "", N, id="no authentication required"),
     ],
 )
@@ -463,13 +463,10 @@ def test_a_customer_s_check_has_no_listing_so_the_publisher_checks_are_not_measu
     assert card.total == 22
 
 
-def test_a_check_with_no_result_has_nothing_measured_but_https_and_the_free_tier(check):
+def test_a_check_with_no_result_has_nothing_measured_but_https(check):
     card = scorecard_of(healthcheck=check, now=NOW)
 
-    assert {result.number: result.verdict for result in card.results if result.verdict is not N} == {
-        5: P,
-        12: F,
-    }
+    assert {result.number: result.verdict for result in card.results if result.verdict is not N} == {5: P}
 
 
 def test_an_http_check_has_no_scorecard(org):

@@ -25,5 +25,7 @@ class Command(BaseCommand):
         )
         for reason in report.rejected:
             self.stdout.write(f"skipped {reason}")
+        for note in report.left_out:
+            self.stdout.write(f"stored without a field: {note}")
         if report.error:
             raise CommandError(f"stopped: {report.error}")

@@ -24,6 +24,7 @@ from typing import Any
 
 import uvicorn
 from mcp.server.auth.handlers.metadata import MetadataHandler
+from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.routes import build_metadata, cors_middleware, create_auth_routes
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
@@ -31,6 +32,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ListToolsResult, PaginatedRequestParams, Tool, ToolAnnotations
 from pydantic import AnyHttpUrl
 from starlette.applications import Starlette
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.routing import Mount, Route
 
 # The bearer token the protected servers accept; tests send it as "Authorization: Bearer …".
@@ -246,6 +248,26 @@ def legacy_protected(urls: dict[str, str]) -> Any:
     return server.streamable_http_app()
 
 
+def bare_protected(urls: dict[str, str]) -> Any:
+    """Build an SDK server behind the SDK's bearer middleware with no metadata anywhere: a bare 401.
+
+    ``RequireAuthMiddleware`` without a resource metadata URL answers 401 with a plain Bearer
+    challenge; no RFC 9728 or RFC 8414 document is served (every other path is the SDK app's 404).
+    """
+    inner = mcp_server("sdk-bare-protected").streamable_http_app()
+    guarded = AuthenticationMiddleware(
+        RequireAuthMiddleware(inner, SCOPES, None), backend=BearerAuthBackend(AcceptOneToken())
+    )
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/mcp"):
+            await guarded(scope, receive, send)
+        else:  # the lifespan, and the 404s of every other path
+            await inner(scope, receive, send)
+
+    return app
+
+
 def _auth_routes(issuer: str) -> list[Route]:
     """Return the SDK's authorize and token routes without its root-only metadata route."""
     routes = create_auth_routes(NoAuthorizationProvider(), AnyHttpUrl(issuer))  # type: ignore[arg-type]
@@ -325,6 +347,8 @@ BUILDERS: dict[str, Callable[[dict[str, str]], Any]] = {
     "oauth-naive": protected("as-naive"),
     # No RFC 9728 metadata: sign-in only through the 2025-03-26 rule (the origin is the AS).
     "oauth-legacy": legacy_protected,
+    # 401 with neither RFC 9728 metadata nor a 2025-03-26 fallback: sign-in cannot be discovered.
+    "oauth-bare": bare_protected,
 }
 CURRENT = "__current__"
 
