@@ -171,7 +171,9 @@ def test_a_10_mb_answer_is_not_buffered(receiver, alert):
     finally:
         tracemalloc.stop()
     assert attempt.ok
-    assert peak < 4 * 1024 * 1024
+    # Buffered, the answer alone would be 10 MiB; tracemalloc also counts what other threads of
+    # the test process allocate meanwhile (receivers, servers left by earlier tests), hence the margin.
+    assert peak < 6 * 1024 * 1024
     assert receiver.wait_streamed() < 10 * 1024 * 1024
 
 
