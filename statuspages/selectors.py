@@ -208,7 +208,14 @@ def _incidents(
             Prefetch(
                 "components",
                 queryset=Component.objects.only(
-                    "id", "public_id", "display_name", "page_id", "position", "created_at", "updated_at"
+                    "id",
+                    "public_id",
+                    "display_name",
+                    "page_id",
+                    "group_id",
+                    "position",
+                    "created_at",
+                    "updated_at",
                 ),
             ),
         )
@@ -336,7 +343,7 @@ def _content(
         page=header,
         status=status,
         components=tuple(shown),
-        incidents=tuple(_api_incident(incident, url, statuses) for incident in incidents),
+        incidents=tuple(_api_incident(incident, url, statuses, by_id) for incident in incidents),
         maintenances=tuple(maintenances),
     )
 
@@ -357,7 +364,7 @@ def _api_component(view: ComponentView, group_ids: dict[int, str]) -> api.Compon
 
 
 def _api_incident(
-    incident: PublishedIncident, url: str, statuses: dict[int, ComponentStatus]
+    incident: PublishedIncident, url: str, statuses: dict[int, ComponentStatus], group_ids: dict[int, str]
 ) -> api.Incident:
     incident_id = str(incident.public_id)
     return api.Incident(
@@ -390,7 +397,8 @@ def _api_incident(
                 created_at=component.created_at,
                 updated_at=component.updated_at,
                 position=component.position,
-                group_id=None,
+                # The group's public id, as components.json gives it.
+                group_id=group_ids.get(component.group_id) if component.group_id is not None else None,
             )
             for component in incident.components.all()
         ),
