@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from monitors.maintenance import occurrences
@@ -258,21 +258,25 @@ def _in_maintenance(intervals: Sequence[Interval], now: datetime) -> bool:
 
 
 def _points(healthcheck_ids: Sequence[int], now: datetime) -> dict[int, list[Point]]:
-    """Return each healthcheck's hourly median response time, averaged over its regions by runs."""
+    """Return each healthcheck's hourly median response time, averaged over its regions by answered runs.
+
+    A rollup's median is over the runs that were answered (``monitors.rules.answered``); an
+    hour of nothing but failures has none, and is no point.
+    """
     sums: dict[tuple[int, datetime], list[float]] = defaultdict(lambda: [0.0, 0.0])
     rows = Rollup.objects.filter(
         healthcheck_id__in=healthcheck_ids,
         period=Rollup.Period.HOUR,
         start__gte=now - timedelta(hours=CHART_HOURS),
         p50_ms__isnull=False,
-        runs__gt=0,
-    ).values_list("healthcheck_id", EpochSeconds("start"), "runs", "p50_ms")
-    for hc_id, start, runs, p50 in rows:
+        runs__gt=F("failures"),
+    ).values_list("healthcheck_id", EpochSeconds("start"), "runs", "failures", "p50_ms")
+    for hc_id, start, runs, failures, p50 in rows:
         if p50 is None:
             continue
         total = sums[(hc_id, from_epoch(start))]
-        total[0] += p50 * runs
-        total[1] += runs
+        total[0] += p50 * (runs - failures)
+        total[1] += runs - failures
     points: dict[int, list[Point]] = defaultdict(list)
     for (hc_id, start), (weighted, counted) in sorted(sums.items()):
         points[hc_id].append((start, weighted / counted))
@@ -683,5 +687,14 @@ def component_badge(*, component: Component, name: str, now: datetime) -> badges
         return badges.uptime_badge(period, uptime)
     if name == "response-time":
         points = _points([hc.id], now).get(hc.id, [])
-        return badges.response_time_badge(sum(ms for _, ms in points) / len(points) if points else None)
+        if points:
+            return badges.response_time_badge(sum(ms for _, ms in points) / len(points))
+        # No answer to time: say whether it ran and failed throughout, or has not run.
+        failed = Rollup.objects.filter(
+            healthcheck_id=hc.id,
+            period=Rollup.Period.HOUR,
+            start__gte=now - timedelta(hours=CHART_HOURS),
+            failures__gt=0,
+        ).exists()
+        return badges.response_time_badge(None, failing=failed)
     raise ValueError(f"no badge named {name!r}")
