@@ -72,9 +72,7 @@ class ReportView(OrganizationScopedMixin, APIView):
         asked = request.query_params.get(self.settings.URL_FORMAT_OVERRIDE or "format")
         known = [renderer.format for renderer in self.renderer_classes]
         if not force and asked and asked not in known:
-            raise ValidationError(
-                {"format": [f"unknown format {asked[:32]!r}: one of {', '.join(known)}"]}
-            )
+            raise ValidationError({"format": [f"unknown format {asked[:32]!r}: one of {', '.join(known)}"]})
         return super().perform_content_negotiation(request, force)
 
     def handle_exception(self, exc: Exception) -> Response:

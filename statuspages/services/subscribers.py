@@ -158,7 +158,9 @@ def email_confirm(*, page: StatusPage, token: str, now: datetime) -> Subscriber 
 
 def confirm_token_valid(*, page: StatusPage, token: str) -> bool:
     """Return whether ``token`` would confirm a subscriber of this page: signed, within its week, the subscriber still there."""
-    return _subscriber_of(token, page=page, salt=_CONFIRM_SALT, max_age=timedelta(days=CONFIRM_DAYS)) is not None
+    return (
+        _subscriber_of(token, page=page, salt=_CONFIRM_SALT, max_age=timedelta(days=CONFIRM_DAYS)) is not None
+    )
 
 
 def unsubscribe_token_valid(*, page: StatusPage, token: str) -> bool:
