@@ -56,9 +56,12 @@ Tool lists (:func:`tool_diff`)
 
 Rollups (:func:`rollup_figures`)
     Failures are DOWN runs; DEGRADED runs count as up for uptime and are also counted
-    apart. Percentiles use the nearest-rank method over every run's response time (DOWN runs
-    included), so p50 and p95 are always times that were actually measured, and they equal
-    PostgreSQL's ``percentile_disc`` should a query ever compute them in the database.
+    apart. Response time is taken over the runs that reached the server and were answered
+    (UP and DEGRADED, :func:`answered`): a DOWN run is a failure, not a speed, so a refused
+    connection's tenth of a millisecond never makes an outage read fast (nor a timeout's
+    ceiling a slow answer). Percentiles use the nearest-rank method, so p50 and p95 are always
+    times that were actually measured, and they equal PostgreSQL's ``percentile_disc`` should a
+    query ever compute them in the database.
 """
 
 from __future__ import annotations
@@ -529,6 +532,11 @@ class RollupFigures:
     p95_ms: float | None
 
 
+def answered(status: Status) -> bool:
+    """Return whether a run of ``status`` has a response time: it reached the server and was answered."""
+    return status in (Status.UP, Status.DEGRADED)
+
+
 def rollup_figures(samples: Iterable[tuple[Status, float | None]]) -> RollupFigures:
     """Return the figures for runs given as (status, total_ms); see the module docstring for the rules."""
     runs = failures = degraded = 0
@@ -540,7 +548,7 @@ def rollup_figures(samples: Iterable[tuple[Status, float | None]]) -> RollupFigu
         failures += status == Status.DOWN
         degraded += status == Status.DEGRADED
         # NaN would poison the sort order; a run without a usable time just has none.
-        if total_ms is not None and not math.isnan(total_ms):
+        if answered(status) and total_ms is not None and not math.isnan(total_ms):
             times.append(total_ms)
     times.sort()
     return RollupFigures(

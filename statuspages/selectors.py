@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import Count, Exists, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery
 from django.db.models.functions import Coalesce
 
 from monitors.maintenance import occurrences
@@ -235,7 +235,14 @@ def _incidents(
             Prefetch(
                 "components",
                 queryset=Component.objects.only(
-                    "id", "public_id", "display_name", "page_id", "position", "created_at", "updated_at"
+                    "id",
+                    "public_id",
+                    "display_name",
+                    "page_id",
+                    "group_id",
+                    "position",
+                    "created_at",
+                    "updated_at",
                 ),
             ),
         )
@@ -353,21 +360,25 @@ def _in_maintenance(intervals: Sequence[Interval], now: datetime) -> bool:
 
 
 def _points(healthcheck_ids: Sequence[int], now: datetime) -> dict[int, list[Point]]:
-    """Return each healthcheck's hourly median response time, averaged over its regions by runs."""
+    """Return each healthcheck's hourly median response time, averaged over its regions by answered runs.
+
+    A rollup's median is over the runs that were answered (``monitors.rules.answered``); an
+    hour of nothing but failures has none, and is no point.
+    """
     sums: dict[tuple[int, datetime], list[float]] = defaultdict(lambda: [0.0, 0.0])
     rows = Rollup.objects.filter(
         healthcheck_id__in=healthcheck_ids,
         period=Rollup.Period.HOUR,
         start__gte=now - timedelta(hours=CHART_HOURS),
         p50_ms__isnull=False,
-        runs__gt=0,
-    ).values_list("healthcheck_id", EpochSeconds("start"), "runs", "p50_ms")
-    for hc_id, start, runs, p50 in rows:
+        runs__gt=F("failures"),
+    ).values_list("healthcheck_id", EpochSeconds("start"), "runs", "failures", "p50_ms")
+    for hc_id, start, runs, failures, p50 in rows:
         if p50 is None:
             continue
         total = sums[(hc_id, from_epoch(start))]
-        total[0] += p50 * runs
-        total[1] += runs
+        total[0] += p50 * (runs - failures)
+        total[1] += runs - failures
     points: dict[int, list[Point]] = defaultdict(list)
     for (hc_id, start), (weighted, counted) in sorted(sums.items()):
         points[hc_id].append((start, weighted / counted))
@@ -438,7 +449,7 @@ def _content(
         page=header,
         status=status,
         components=tuple(shown),
-        incidents=tuple(_api_incident(incident, url, statuses) for incident in incidents),
+        incidents=tuple(_api_incident(incident, url, statuses, by_id) for incident in incidents),
         maintenances=tuple(maintenances),
     )
 
@@ -464,7 +475,7 @@ def incident_url(page_url: str, incident_id: str) -> str:
 
 
 def _api_incident(
-    incident: PublishedIncident, url: str, statuses: dict[int, ComponentStatus]
+    incident: PublishedIncident, url: str, statuses: dict[int, ComponentStatus], group_ids: dict[int, str]
 ) -> api.Incident:
     incident_id = str(incident.public_id)
     return api.Incident(
@@ -507,7 +518,8 @@ def _api_incident(
                 created_at=component.created_at,
                 updated_at=component.updated_at,
                 position=component.position,
-                group_id=None,
+                # The group's public id, as components.json gives it.
+                group_id=group_ids.get(component.group_id) if component.group_id is not None else None,
             )
             for component in incident.components.all()
         ),
@@ -811,5 +823,14 @@ def component_badge(*, component: Component, name: str, now: datetime) -> badges
         return badges.uptime_badge(period, uptime)
     if name == "response-time":
         points = _points([hc.id], now).get(hc.id, [])
-        return badges.response_time_badge(sum(ms for _, ms in points) / len(points) if points else None)
+        if points:
+            return badges.response_time_badge(sum(ms for _, ms in points) / len(points))
+        # No answer to time: say whether it ran and failed throughout, or has not run.
+        failed = Rollup.objects.filter(
+            healthcheck_id=hc.id,
+            period=Rollup.Period.HOUR,
+            start__gte=now - timedelta(hours=CHART_HOURS),
+            failures__gt=0,
+        ).exists()
+        return badges.response_time_badge(None, failing=failed)
     raise ValueError(f"no badge named {name!r}")

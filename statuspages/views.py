@@ -15,14 +15,21 @@ from typing import Any
 from uuid import UUID
 
 from django.core.cache import cache
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseNotModified,
+    HttpResponseRedirect,
+    JsonResponse,
+)
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.gzip import gzip_page
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
 
 from monitors.errors import ServiceError
 from statuspages import selectors, services
@@ -35,7 +42,7 @@ from statuspages.render.chart import response_time_svg
 from statuspages.render.etag import etag_matches, json_body, strong_etag
 from statuspages.render.strip import uptime_strip_svg
 from statuspages.render.vocabulary import ComponentStatus
-from statuspages.services.subscribers import unsubscribe_token_valid
+from statuspages.services.subscribers import confirm_token_valid, unsubscribe_token_valid
 
 STATUS_LABELS = {
     ComponentStatus.OPERATIONAL: "Operational",
@@ -109,10 +116,24 @@ def _private_headers(response: HttpResponse, page: StatusPage) -> HttpResponse:
     return response
 
 
+def _not_modified(length: int) -> HttpResponse:
+    """Answer a revalidation that matched: a 304 without the representation's Content-Type.
+
+    A cache copies a 304's fields onto the answer it keeps (RFC 9111 §4.3.4), so a Content-Type
+    here (Django's default text/html) would turn kept JSON, SVG or RSS into HTML; the caller adds
+    the validators and caching fields (RFC 9110 §15.4.5).
+    """
+    response = HttpResponseNotModified()
+    # The 200's own length, which a 304 may carry (RFC 9110 §8.6): left unset, CommonMiddleware
+    # or the WSGI server would write 0, which it must not.
+    response["Content-Length"] = str(length)
+    return response
+
+
 # The page's 90 day bars are most of its ~870 kB; compressed it is a tenth. Public text only: no
 # secret is reflected in it (the login form, which holds a CSRF token, is not compressed).
 @gzip_page
-@require_GET
+@require_safe
 def page(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     """Show the page: its status line, components with 90-day bars and charts, and its incidents."""
     where = _where(request, slug)
@@ -158,7 +179,7 @@ def _page_html(request: HttpRequest, where: Where) -> str:
 
 
 @gzip_page
-@require_GET
+@require_safe
 def history(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     """List the page's published incidents month by month, one year at a time (``?year=``)."""
     where = _where(request, slug)
@@ -238,7 +259,7 @@ def history_feed(request: HttpRequest, fmt: str, slug: str | None = None) -> Htt
     drawn = FEEDS[fmt]()(request, source=source)
     etag = strong_etag(drawn.content)
     if etag_matches(request.headers.get("If-None-Match"), etag):
-        response = HttpResponse(status=304)
+        response = _not_modified(len(drawn.content))
     else:
         response = drawn
         if request.method == "HEAD":
@@ -252,7 +273,7 @@ def _client(request: HttpRequest) -> str:
     return str(request.META.get("REMOTE_ADDR", ""))
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def login(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     """Ask for a private page's password; the right one sets a signed cookie and goes to the page."""
     where = _where(request, slug)
@@ -347,7 +368,7 @@ def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) ->
     body = json_body(shape(view.content))
     etag = strong_etag(body)
     if etag_matches(request.headers.get("If-None-Match"), etag):
-        response = HttpResponse(status=304)
+        response = _not_modified(len(body))
     else:
         response = HttpResponse(body, content_type="application/json")
         if request.method == "HEAD":
@@ -367,6 +388,8 @@ def public_json(request: HttpRequest, endpoint: str, slug: str | None = None) ->
 
 # Subscribe tries per client address and page in LOGIN_WINDOW seconds: a form can't mail-bomb.
 SUBSCRIBE_TRIES = 10
+# The heading of a confirm or unsubscribe link that is forged, mangled, expired or another page's.
+INVALID_LINK = "This link is not valid"
 
 
 def _subscription_page(
@@ -378,7 +401,7 @@ def _subscription_page(
     return response
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def subscribe(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     """Show the subscribe form (no JavaScript; CSRF), and subscribe the address posted: the answer never tells whether it was there."""
     where = _where(request, slug)
@@ -416,11 +439,15 @@ def subscribe(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     return response
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def confirm(request: HttpRequest, token: str, slug: str | None = None) -> HttpResponse:
     """Confirm a subscription from its signed link: GET asks (a mail scanner's GET confirms nothing), POST confirms."""
     where = _where(request, slug)
-    if request.method == "GET":
+    if request.method != "POST":
+        # Checked before asking, as the unsubscribe link is: a page that offers to confirm a
+        # link that can't be confirmed only fails one click later.
+        if not confirm_token_valid(page=where.page, token=token):
+            return _invalid_confirm_link(request, where)
         return _subscription_page(
             request,
             where,
@@ -432,20 +459,24 @@ def confirm(request: HttpRequest, token: str, slug: str | None = None) -> HttpRe
         )
     subscriber = services.email_confirm(page=where.page, token=token, now=timezone.now())
     if subscriber is None:
-        return _subscription_page(
-            request,
-            where,
-            heading="This link does not work",
-            message="It is wrong or older than a week: subscribe again for a new one.",
-            status=400,
-        )
+        return _invalid_confirm_link(request, where)
     return _subscription_page(
         request, where, heading="Subscribed", message=f"You will get updates of {where.page.title} by email."
     )
 
 
+def _invalid_confirm_link(request: HttpRequest, where: Where) -> HttpResponse:
+    return _subscription_page(
+        request,
+        where,
+        heading=INVALID_LINK,
+        message="It is not a confirmation link of this page, or it is older than a week: subscribe again for a new one.",
+        status=400,
+    )
+
+
 @csrf_exempt
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def unsubscribe(request: HttpRequest, token: str, slug: str | None = None) -> HttpResponse:
     """Unsubscribe from a signed link: GET asks, POST removes (RFC 8058's one-click POST too: no cookie, no CSRF token)."""
     where = _where(request, slug)
@@ -453,11 +484,11 @@ def unsubscribe(request: HttpRequest, token: str, slug: str | None = None) -> Ht
         return _subscription_page(
             request,
             where,
-            heading="This link does not work",
-            message="It is not an unsubscribe link.",
+            heading=INVALID_LINK,
+            message="It is not an unsubscribe link of this page.",
             status=400,
         )
-    if request.method == "GET":
+    if request.method != "POST":
         return _subscription_page(
             request,
             where,
@@ -493,7 +524,7 @@ def _badge_answer(request: HttpRequest, badge: badges.Badge, fmt: str, status: i
 def _badge_response(request: HttpRequest, body: bytes, content_type: str, status: int) -> HttpResponse:
     etag = strong_etag(body)
     if status == 200 and etag_matches(request.headers.get("If-None-Match"), etag):
-        response = HttpResponse(status=304)
+        response = _not_modified(len(body))
     else:
         response = HttpResponse(
             b"" if request.method == "HEAD" else body, content_type=content_type, status=status

@@ -10,7 +10,7 @@ from django.db.models import Exists, F, OuterRef
 
 from monitors import latency
 from monitors.models import Healthcheck, Plan, ProbeResult, Rollup, ToolList, ToolListVersion
-from monitors.rules import rollup_figures
+from monitors.rules import answered, rollup_figures
 from monitors.scorecard import AttemptTally
 from probes.types import Status
 
@@ -100,7 +100,10 @@ def _hourly_rollups(start: datetime) -> int:
                 degraded=figures.degraded,
                 p50_ms=figures.p50_ms,
                 p95_ms=figures.p95_ms,
-                histogram=latency.histogram_of(ms for _, ms in samples if ms is not None),
+                # The same runs as the percentiles: the daily figures and reports read this.
+                histogram=latency.histogram_of(
+                    ms for status, ms in samples if ms is not None and answered(status)
+                ),
                 attempts=tally.attempts,
                 successes=tally.successes,
                 successes_1s=tally.within_1s,

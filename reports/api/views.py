@@ -67,6 +67,14 @@ class ReportView(OrganizationScopedMixin, APIView):
 
     renderer_classes = [renderers.JSONRenderer, CsvRenderer, PdfRenderer, HtmlRenderer]
 
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        # DRF answers a format= it has no renderer for with a bare 404 "Not found.": say which.
+        asked = request.query_params.get(self.settings.URL_FORMAT_OVERRIDE or "format")
+        known = [renderer.format for renderer in self.renderer_classes]
+        if not force and asked and asked not in known:
+            raise ValidationError({"format": [f"unknown format {asked[:32]!r}: one of {', '.join(known)}"]})
+        return super().perform_content_negotiation(request, force)
+
     def handle_exception(self, exc: Exception) -> Response:
         # Errors are JSON whatever was asked for: a PDF reader can't show "to: ends before from".
         self.request.accepted_renderer = renderers.JSONRenderer()

@@ -13,8 +13,9 @@ from zoneinfo import ZoneInfo, available_timezones
 
 # The longest range a report covers: a year and a month (a yearly report, or 13 months to compare).
 MAX_DAYS = 400
-MONTH = re.compile(r"(\d{4})-(\d{2})")
-DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+# ASCII digits only: \d would take other scripts' digits too.
+MONTH = re.compile(r"([0-9]{4})-([0-9]{2})")
+DAY = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 
 class PeriodError(ValueError):
@@ -91,6 +92,8 @@ def period_of(
         if year < 1970:
             raise PeriodError("month", "reports start in 1970")
         first = date(year, number, 1)
+        # Before the month after is computed: after 9999-12 there is none (date's last year).
+        _not_future(first, zone, now, "month")
         following = date(year + number // 12, number % 12 + 1, 1)
         label = f"{year:04d}-{number:02d}"
     elif start or end:
@@ -111,10 +114,13 @@ def period_of(
         label = f"{first.isoformat()}..{last.isoformat()}"
     else:
         raise PeriodError("month", "required: a month (YYYY-MM), or from and to (YYYY-MM-DD)")
-    period = Period(_midnight(first, zone), _midnight(following, zone), time_zone, label)
-    if period.start >= now:
-        raise PeriodError("from" if start else "month", "starts in the future: nothing was measured yet")
-    return period
+    _not_future(first, zone, now, "from" if start else "month")
+    return Period(_midnight(first, zone), _midnight(following, zone), time_zone, label)
+
+
+def _not_future(first: date, zone: ZoneInfo, now: datetime, field: str) -> None:
+    if _midnight(first, zone) >= now:
+        raise PeriodError(field, "starts in the future: nothing was measured yet")
 
 
 def month_before(moment: datetime, time_zone: str) -> str:

@@ -65,9 +65,15 @@ def uptime_badge(period: str, uptime: str | None) -> Badge:
     return Badge(label, f"{uptime}%", color)
 
 
-def response_time_badge(milliseconds: float | None) -> Badge:
-    """Return the badge of a component's response time (None: no data)."""
+def response_time_badge(milliseconds: float | None, *, failing: bool = False) -> Badge:
+    """Return the badge of a component's response time over its answered runs.
+
+    None: no run was answered; ``failing`` says the runs failed (an outage, shown as one),
+    else there were none (no data).
+    """
     if milliseconds is None or milliseconds != milliseconds or milliseconds < 0:
+        if failing:
+            return Badge("response time", "no answer", Color.RED)
         return Badge("response time", "no data", Color.LIGHTGREY)
     rounded = round(milliseconds)
     color = next((color for ceiling, color in RESPONSE_COLORS if rounded <= ceiling), Color.RED)

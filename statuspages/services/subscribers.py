@@ -156,6 +156,13 @@ def email_confirm(*, page: StatusPage, token: str, now: datetime) -> Subscriber 
     return subscriber
 
 
+def confirm_token_valid(*, page: StatusPage, token: str) -> bool:
+    """Return whether ``token`` would confirm a subscriber of this page: signed, within its week, the subscriber still there."""
+    return (
+        _subscriber_of(token, page=page, salt=_CONFIRM_SALT, max_age=timedelta(days=CONFIRM_DAYS)) is not None
+    )
+
+
 def unsubscribe_token_valid(*, page: StatusPage, token: str) -> bool:
     """Return whether ``token`` is an unsubscribe token of this page's (even for a subscriber already gone)."""
     try:

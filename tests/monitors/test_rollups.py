@@ -135,6 +135,21 @@ def test_hourly_percentiles_are_exact_over_the_last_attempts(check):
     assert rollup.histogram == latency.histogram_of([*times, 5.0])
 
 
+def test_failed_runs_count_as_failures_and_never_as_response_time(check):
+    add(check, slot(0), ("up", 120.0))
+    add(check, slot(1), ("up", 140.0))
+    add(check, slot(2), ("down", 0.2))  # connection refused: over in a fifth of a millisecond
+    add(check, slot(3), ("down", 0.3))
+    add(check, slot(4), ("down", 0.2))
+
+    rollups_refresh(now=NOON_THIRTY)
+
+    rollup = hourly(check)
+    assert (rollup.runs, rollup.failures) == (5, 3)
+    assert (rollup.p50_ms, rollup.p95_ms) == (120.0, 140.0)
+    assert rollup.histogram == latency.histogram_of([120.0, 140.0])
+
+
 def test_runs_without_a_time_count_but_have_no_percentile(check):
     add(check, slot(0), ("down", None))
 

@@ -518,9 +518,11 @@ def test_tool_diff_reason(previous, current, reason):
         # 20 values: 0.95 * 20 is rank 19 exactly, not rounded up to the maximum.
         ([(UP, float(ms)) for ms in range(1, 21)], 20, 0, 0, 1.0, 10.0, 19.0),
         ([(UP, float(ms)) for ms in range(1, 22)], 21, 0, 0, 1.0, 11.0, 20.0),
-        # Degraded runs count as up for uptime; down runs' times are kept in the percentiles.
-        ([(UP, 100.0), (DEGRADED, 900.0), (DOWN, 10000.0), (DOWN, None)], 4, 2, 1, 0.5, 900.0, 10000.0),
-        ([(DOWN, 5.0), (UP, 1.0), (UP, 2.0)], 3, 1, 0, 2 / 3, 2.0, 5.0),
+        # Degraded runs count as up for uptime; down runs are failures, with no response time.
+        ([(UP, 100.0), (DEGRADED, 900.0), (DOWN, 10000.0), (DOWN, None)], 4, 2, 1, 0.5, 100.0, 900.0),
+        # A refused connection's fraction of a millisecond is no speed.
+        ([(DOWN, 0.2), (DOWN, 0.3), (UP, 80.0), (UP, 90.0)], 4, 2, 0, 0.5, 80.0, 90.0),
+        ([(DOWN, 5.0)], 1, 1, 0, 0.0, None, None),
         # A NaN time is dropped rather than scrambling the order.
         ([(UP, float("nan")), (UP, 3.0)], 2, 0, 0, 1.0, 3.0, 3.0),
     ],

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from reports.render.period import PeriodError, month_before, period_of
+from reports.render.period import MAX_DAYS, PeriodError, month_before, period_of
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -64,3 +66,30 @@ def test_the_month_before_is_read_in_the_zone():
     moment = datetime(2026, 11, 30, 23, 30, tzinfo=UTC)
     assert (month_before(moment, "Europe/Paris"), month_before(moment, "UTC")) == ("2026-11", "2026-10")
     assert month_before(datetime(2026, 1, 5, tzinfo=UTC), "UTC") == "2025-12"
+
+
+# --- any input: a period or a PeriodError, nothing else ----------------------------------------
+
+_edge_years = st.sampled_from(["0000", "0001", "1969", "1970", "2026", "9998", "9999", "10000", "99999"])
+_edge_parts = st.sampled_from(["00", "01", "02", "11", "12", "13", "28", "29", "30", "31", "32", "99"])
+_months = st.one_of(st.builds("{}-{}".format, _edge_years, _edge_parts), st.text(max_size=12))
+_days = st.one_of(st.builds("{}-{}-{}".format, _edge_years, _edge_parts, _edge_parts), st.text(max_size=12))
+_zones = st.sampled_from(["UTC", "Pacific/Kiritimati", "Etc/GMT+12", "Europe/Paris", "Nowhere/City"])
+
+
+@given(
+    month=st.one_of(st.none(), _months),
+    start=st.one_of(st.none(), _days),
+    end=st.one_of(st.none(), _days),
+    tz=_zones,
+)
+def test_any_month_range_or_zone_is_a_period_or_an_error_naming_its_field(month, start, end, tz):
+    try:
+        found = period(month=month, start=start, end=end, tz=tz)
+    except PeriodError as error:
+        field = error.field
+    else:
+        field = None
+        assert found.start < found.end <= found.start + timedelta(days=MAX_DAYS + 1)
+        assert found.start < NOW
+    assert field in {None, "month", "from", "to", "tz"}

@@ -146,6 +146,20 @@ def test_the_client_reads_every_component_with_the_page_s_statuses(read):
         assert name in html
 
 
+def test_the_client_reads_each_incident_s_components_in_their_groups(read):
+    answers, _ = read
+    groups = {c["id"]: c["group_id"] for c in answers["components"]["components"]}
+    embedded = [
+        component
+        for endpoint in ("incidents", "unresolved", "summary")
+        for incident in answers[endpoint]["incidents"]
+        for component in incident["components"]
+    ]
+
+    assert embedded
+    assert all(component["group_id"] == groups[component["id"]] is not None for component in embedded)
+
+
 @pytest.mark.parametrize(
     ("endpoint", "titles"),
     [

@@ -406,11 +406,13 @@ def test_following_the_unsubscribe_link_asks_before_it_removes(db, page):
     assert Subscriber.objects.exists()
 
 
+@pytest.mark.parametrize("method", ["get", "post"])
 @pytest.mark.parametrize("view", ["subscribe/confirm", "unsubscribe"])
-def test_a_forged_link_is_a_clear_400(db, page, view):
-    answer = Client().post(f"/s/acme/{view}/not-a-signed-token/")
+def test_a_forged_link_is_a_clear_400_whether_followed_or_pressed(db, page, view, method):
+    answer = getattr(Client(), method)(f"/s/acme/{view}/not-a-signed-token/")
     assert answer.status_code == 400
-    assert b"does not work" in answer.content
+    assert b"This link is not valid" in answer.content
+    assert b"<button" not in answer.content
 
 
 def test_a_confirmation_link_from_another_page_confirms_nothing(db, org, make_page, page):
