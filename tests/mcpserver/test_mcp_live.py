@@ -16,6 +16,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import METHOD_NOT_FOUND
 
 T = TypeVar("T")
 TOOLS = {
@@ -136,6 +138,25 @@ def test_the_sdk_client_lists_every_tool_described_with_an_object_schema_and_ann
         hints = tool["annotations"]
         assert hints["readOnlyHint"] is (name not in WRITES), name
         assert hints["destructiveHint"] is False, name
+
+
+def test_initialize_advertises_tools_only_to_the_sdk_client(live_uptimy):
+    async def work(session: ClientSession) -> Any:
+        return session.server_capabilities
+
+    capabilities = with_session(live_uptimy.mcp_url, live_uptimy.key, work)
+
+    assert capabilities.model_dump(by_alias=True, exclude_none=True) == {"tools": {"listChanged": False}}
+
+
+@pytest.mark.parametrize("method", ["list_prompts", "list_resources", "list_resource_templates"])
+def test_a_list_behind_no_advertised_capability_is_method_not_found(live_uptimy, method):
+    async def work(session: ClientSession) -> int:
+        with pytest.raises(MCPError) as refused:
+            await getattr(session, method)()
+        return refused.value.error.code
+
+    assert with_session(live_uptimy.mcp_url, live_uptimy.key, work) == METHOD_NOT_FOUND
 
 
 def test_add_monitors_then_list_and_get_them_through_the_sdk_client(live_uptimy):
