@@ -43,7 +43,7 @@ async def check_mcp(config: McpConfig, conn: Connection, *, deadline: float) -> 
     except CheckFailed as failed:
         outcome = _down(ex, failed.kind, failed.reason, failed.http_status)
     except TimeoutError:
-        reason = conn.dns_timeout_words(config.timeout)
+        reason = conn.timeout_words(config.timeout)
         outcome = _down(
             ex,
             FailureKind.TIMEOUT,
