@@ -195,6 +195,40 @@ def test_a_key_pasted_in_a_url_is_refused_through_the_sdk_client(live_uptimy):
     assert f"{live_uptimy.base}/app/healthchecks/new/?type=mcp" in words
 
 
+# The names issue 23 found accepted and stored in clear.
+CAMEL_CASE_KEYS = ["accessToken", "authToken", "clientSecret", "privateKey", "sessionToken"]
+
+
+@pytest.mark.parametrize("name", CAMEL_CASE_KEYS)
+def test_a_camel_case_key_in_a_url_is_refused_through_the_sdk_client(live_uptimy, name):
+    url = f"https://camel.example.com/mcp?{name}=sk-9"
+    failed, words = call(live_uptimy, "add_monitors", {"monitors": [{"url": url}]})
+
+    assert failed
+    assert f"it carries a key (the query parameter {name})" in words
+    _, listed = call(live_uptimy, "list_monitors", {})
+    assert not [m for m in listed["monitors"] if "sk-9" in m["url"]]
+
+
+@pytest.mark.parametrize("name", CAMEL_CASE_KEYS)
+def test_a_camel_case_key_in_a_url_is_refused_by_the_rest_api(live_uptimy, name):
+    answer = httpx.post(
+        f"{live_uptimy.base}/api/v1/healthchecks/",
+        json={
+            "name": "camel",
+            "type": "mcp",
+            "config": {"uri": f"https://camel.example.com/mcp?{name}=sk-9"},
+        },
+        headers={"Authorization": f"Bearer {live_uptimy.key}"},
+    )
+
+    assert answer.status_code == 400, answer.text
+    (message,) = answer.json()["config.uri"]
+    assert message.startswith(f"It carries a key (the query parameter {name})")
+    assert "https://camel.example.com/mcp)" in message
+    assert "sk-9" not in message
+
+
 def test_headers_next_to_the_list_are_refused_through_the_sdk_client(live_uptimy):
     failed, words = call(
         live_uptimy,
