@@ -115,9 +115,37 @@ def _refuse_unstorable_text(arguments: dict[str, Any]) -> None:
         raise ToolError(" ".join(f"{path}: {' '.join(messages)}" for path, messages in errors.items()))
 
 
+# The methods MCPServer answers whether or not anything stands behind them; the SDK derives the
+# initialize answer's capabilities from the methods served, so these would advertise prompts and
+# resources Uptimy does not have.
+UNSERVED_METHODS = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
+)
+
+
+def _serve_tools_only(server: MCPServer) -> None:
+    """Drop the SDK's prompt and resource methods, so initialize advertises tools only and they answer -32601.
+
+    The SDK offers no public way to leave them out (MCPServer registers them in its constructor),
+    so the low-level server's table is edited; tests/mcpserver pin the capabilities an SDK client sees.
+    """
+    handlers = server._lowlevel_server._request_handlers
+    for method in UNSERVED_METHODS:
+        handlers.pop(method, None)
+
+
 def build_server() -> MCPServer:
     """Return the MCP server with every tool registered."""
-    server: MCPServer = MCPServer("Uptimy", version="1.0.0", instructions=INSTRUCTIONS)
+    # subscriptions=False: the tool list never changes while a process runs, so no listChanged.
+    server: MCPServer = MCPServer("Uptimy", version="1.0.0", instructions=INSTRUCTIONS, subscriptions=False)
+    _serve_tools_only(server)
 
     @server.tool(
         description=(

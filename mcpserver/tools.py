@@ -21,7 +21,6 @@ from rest_framework import serializers
 from alerts.api.serializers import IncidentSerializer
 from alerts.selectors import incidents_of
 from mcpserver.auth import Grant
-from mcpserver.keys import key_in_url, without_key
 from monitors import selectors, services
 from monitors.api.serializers import HealthcheckSerializer, ProbeResultSerializer, check_run_data
 from monitors.errors import ConfigInvalid, ServiceError
@@ -31,6 +30,7 @@ from probes.checks import check_kind
 from probes.config import ConfigError
 from probes.netguard import parse_ip, refusal
 from probes.types import Status
+from probes.urlkeys import key_in_url, without_key
 
 # One call adds at most this many: a list this long is a script's work (uptimyctl), not a chat's.
 MAX_MONITORS_PER_CALL = 100

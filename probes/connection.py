@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import re
 import socket
 import ssl
@@ -133,6 +134,53 @@ def text_message(body: bytes, mtype: str) -> str:
     return sanitize(text)
 
 
+def _connect_failure_words(
+    host: str,
+    port: int,
+    addresses: list[IPAddress],
+    attempts: list[tuple[IPAddress, OSError]],
+    *,
+    timed_out: float | None = None,
+) -> str:
+    """Return why no connection to ``host`` opened, naming each of its addresses and what it answered.
+
+    One address keeps the short form ("Connection to example.com (192.0.2.1) port 443 failed:
+    connection refused"); several are listed in the order tried ("Connection to localhost port
+    8080 failed: ::1 refused, 127.0.0.1 timed out"), so a fallback that also failed is not
+    mistaken for the first address alone. ``timed_out`` is the check's timeout when its deadline
+    ended the attempt after ``attempts``; the addresses after it are "not tried".
+    """
+    if not addresses:
+        return f"Connection to {host} port {port} failed: no address to try"
+    if len(addresses) == 1:
+        shown = host if netguard.parse_ip(host) is not None else f"{host} ({addresses[0]})"
+        words = wire.os_error_words(attempts[0][1]) if attempts else f"no answer within {timed_out:g} s"
+        return f"Connection to {shown} port {port} failed: {words}"
+    answers = [f"{address} {_attempt_words(error)}" for address, error in attempts]
+    rest = addresses[len(attempts) :]
+    if timed_out is not None and rest:
+        answers.append(f"{rest[0]} timed out")
+        rest = rest[1:]
+    answers += [f"{address} not tried" for address in rest]
+    ending = f" (the check's {timed_out:g} s ran out)" if timed_out is not None else ""
+    return f"Connection to {host} port {port} failed: {', '.join(answers)}{ending}"
+
+
+def _attempt_words(error: OSError) -> str:
+    """Return what one address answered, in a word or two ("refused", "unreachable")."""
+    if isinstance(error, ConnectionRefusedError):
+        return "refused"
+    if isinstance(error, ConnectionResetError):
+        return "reset the connection"
+    if isinstance(error, TimeoutError):
+        return "timed out"
+    if error.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+        return "unreachable"
+    if error.errno == errno.EADDRNOTAVAIL:
+        return "not available on this machine"
+    return wire.os_error_words(error)
+
+
 async def open_stream(address: str, port: int) -> wire.Stream:
     """Open a TCP connection to a checked address.
 
@@ -165,6 +213,8 @@ class Connection:
         self._nameservers = nameservers
         # The host whose lookup is under way: a check that runs out of time then says so.
         self._resolving: str | None = None
+        # The connection attempts under way (host, port, its addresses, the failures so far).
+        self._connecting: tuple[str, int, list[IPAddress], list[tuple[IPAddress, OSError]]] | None = None
         self._ssl_context = ssl_context
         self._base_headers = [(b"User-Agent", user_agent.encode()), (b"Accept-Encoding", b"identity")]
         self._pins: dict[str, list[IPAddress]] = {}
@@ -195,6 +245,18 @@ class Connection:
         if self._resolving is None:
             return None
         return f"DNS lookup of {self._resolving} got no answer within {timeout:g} s"
+
+    def timeout_words(self, timeout: float) -> str | None:
+        """Return the sentence for a check whose deadline passed during a DNS lookup or a connection attempt, else None.
+
+        A deadline that passed while connecting names every address of the host: what each
+        tried one answered, the one that was waited on, the ones never reached.
+        """
+        dns = self.dns_timeout_words(timeout)
+        if dns is not None or self._connecting is None:
+            return dns
+        host, port, addresses, attempts = self._connecting
+        return _connect_failure_words(host, port, addresses, attempts, timed_out=timeout)
 
     async def aclose(self) -> None:
         for conn in self._conns:
@@ -247,21 +309,23 @@ class Connection:
     async def _open(self, origin: tuple[str, str, int]) -> wire.HttpConnection:
         scheme, host, port = origin
         addresses = self._pinned(host)
-        failure: OSError | None = None
+        attempts: list[tuple[IPAddress, OSError]] = []
         for address in addresses:
             started = time.perf_counter()
+            # Left set when the deadline cancels the attempt, so the timeout names every address.
+            self._connecting = (host, port, addresses, attempts)
             try:
                 stream = await open_stream(str(address), port)
             except OSError as exc:
-                failure = exc
+                self._connecting = None
+                attempts.append((address, exc))
                 continue
+            self._connecting = None
             if self._tcp_ms is None:
                 self._tcp_ms = (time.perf_counter() - started) * 1000
             break
         else:
-            shown = f"{host} ({addresses[0]})" if netguard.parse_ip(host) is None else host
-            words = wire.os_error_words(failure) if failure else "no address to try"
-            raise CheckFailed(FailureKind.CONNECT, f"Connection to {shown} port {port} failed: {words}")
+            raise CheckFailed(FailureKind.CONNECT, _connect_failure_words(host, port, addresses, attempts))
         conn = wire.HttpConnection(stream, origin)
         self._conns.append(conn)
         if scheme == "https":

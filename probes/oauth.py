@@ -67,6 +67,8 @@ class _NoResourceMetadata:
 
     tried: tuple[str, ...]
     inconclusive: str | None = None
+    # Every location answered "not here" (a 4xx, an HTML page): nothing of a sign-in is published.
+    all_absent: bool = True
 
 
 def parse_www_authenticate(values: list[str]) -> list[Challenge]:
@@ -263,7 +265,7 @@ async def discover_signin(conn: Connection, mcp_url: httpx.URL, www_authenticate
     header_url = resource_metadata_url(parse_www_authenticate(www_authenticate))
     found = await _find_prm(conn, mcp_url, header_url, warnings)
     if isinstance(found, _NoResourceMetadata):
-        return await _legacy_signin(conn, mcp_url, found, warnings)
+        return await _legacy_signin(conn, mcp_url, found, warnings, named_metadata=header_url is not None)
     prm, prm_url = found
     servers = prm.get("authorization_servers")
     if not isinstance(servers, list) or not servers or not isinstance(servers[0], str) or not servers[0]:
@@ -292,12 +294,14 @@ async def _find_prm(
     """
     tried: list[str] = []
     inconclusive: str | None = None
+    all_absent = True
     header_candidate = mcp_url.join(header_url) if header_url else None
     for url, expected in prm_candidates(mcp_url, header_url):
         fetched = await _fetch(conn, url)
         document, problem = fetched.document, fetched.problem
         if document is None:
             tried.append(f"{shown_url(url)}: {problem}")
+            all_absent = all_absent and fetched.absent
             if not fetched.conclusive and inconclusive is None:
                 inconclusive = f"{shown_url(url)} answered {problem}"
             if header_candidate is not None and url == header_candidate:
@@ -314,11 +318,16 @@ async def _find_prm(
         if warning:
             warnings.append(warning)
         return document, shown_url(url)
-    return _NoResourceMetadata(tuple(tried), inconclusive)
+    return _NoResourceMetadata(tuple(tried), inconclusive, all_absent)
 
 
 async def _legacy_signin(
-    conn: Connection, mcp_url: httpx.URL, absent: _NoResourceMetadata, warnings: list[str]
+    conn: Connection,
+    mcp_url: httpx.URL,
+    absent: _NoResourceMetadata,
+    warnings: list[str],
+    *,
+    named_metadata: bool,
 ) -> SignIn:
     """Return the sign-in the 2025-03-26 rule finds at the MCP server's origin, or raise CheckFailed.
 
@@ -358,10 +367,13 @@ async def _legacy_signin(
         )
     origin = _origin(mcp_url)
     tried: list[str] = []
+    all_absent = absent.all_absent
     for url in as_metadata_urls(httpx.URL(origin)):
-        document, problem = await fetch_json(conn, url)
+        fetched = await _fetch(conn, url)
+        document, problem = fetched.document, fetched.problem
         if document is None:
             tried.append(f"{shown_url(url)}: {problem}")
+            all_absent = all_absent and fetched.absent
             continue
         metadata_url = shown_url(url)
         named = document.get("issuer")
@@ -388,10 +400,30 @@ async def _legacy_signin(
             warnings=(*legacy, *warnings, *_client_warnings(document)),
             discovery=SigninDiscovery.LEGACY_FALLBACK,
         )
+    if all_absent and not named_metadata:
+        raise credentials_required()
     raise _not_discoverable(
         f"{tried_prm}, and no 2025-03-26 authorization server metadata at the server's origin "
         "(tried " + "; ".join(tried) + ")"
     )
+
+
+CREDENTIALS_REQUIRED_WORDS = (
+    "The server asks for credentials (HTTP 401) and publishes no OAuth sign-in: no protected resource "
+    "metadata, no authorization server metadata. If it uses a key, add it as a request header "
+    "(the monitor's Advanced settings; config.headers in the API)"
+)
+
+
+def credentials_required() -> CheckFailed:
+    """Return the failure of a keyless check whose 401 comes with no OAuth sign-in anywhere.
+
+    No ``resource_metadata`` in WWW-Authenticate, no RFC 9728 document at any well-known
+    location (each answer conclusive: a 404, not a 5xx) and no RFC 8414 / OpenID document at the
+    origin: nothing an assistant could sign in with, so the server wants credentials of its own
+    (an API key, Basic). Said as such, not as a sign-in that failed to be found.
+    """
+    return CheckFailed(FailureKind.CREDENTIALS_REQUIRED, CREDENTIALS_REQUIRED_WORDS, http_status=401)
 
 
 async def _find_as_metadata(conn: Connection, issuer: httpx.URL) -> tuple[dict[str, object], str]:
@@ -456,6 +488,10 @@ class _Fetched:
     problem: str = ""
     # False when the answer proves nothing about the document: a 5xx or 429, or no answer.
     conclusive: bool = True
+    # True when the answer says plainly that nothing is here: a 4xx (not 429), or an HTML page
+    # (a site's catch-all); a redirect refused, a JSON document that is no metadata, a cut
+    # answer are something published, if broken.
+    absent: bool = False
 
 
 async def fetch_json(conn: Connection, url: httpx.URL) -> tuple[dict[str, object] | None, str]:
@@ -483,8 +519,14 @@ async def _fetch(conn: Connection, url: httpx.URL) -> _Fetched:
                 return _Fetched(None, refused.reason)
             continue
         status = response.status_code
+        html = "html" in media_type(response)
         document, problem = await _json_document(conn, response)
-        return _Fetched(document, problem, conclusive=not (status >= 500 or status == 429))
+        return _Fetched(
+            document,
+            problem,
+            conclusive=not (status >= 500 or status == 429),
+            absent=(400 <= status < 500 and status != 429) or (status == 200 and html),
+        )
     return _Fetched(None, f"more than {MAX_METADATA_REDIRECTS} redirects")
 
 

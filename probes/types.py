@@ -27,6 +27,9 @@ class FailureKind(StrEnum):
     NOT_MCP = "not_mcp"
     JSONRPC_ERROR = "jsonrpc_error"
     SIGNIN_NOT_DISCOVERABLE = "signin_not_discoverable"
+    # A keyless check met a 401 from a server that publishes no OAuth sign-in at all: it wants
+    # credentials of its own (an API key, Basic), which the check can be given as a header.
+    CREDENTIALS_REQUIRED = "credentials_required"
     KEY_REFUSED = "key_refused"
     MISSING_TOOLS = "missing_tools"
     TOO_FEW_TOOLS = "too_few_tools"

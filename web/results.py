@@ -15,6 +15,8 @@ from monitors.models import ProbeResult
 from probes.types import Access, FailureKind, ProbeOutcome
 
 ACCESS_WORDS = {Access.OPEN.value: "Open", Access.OAUTH.value: "OAuth sign-in", Access.KEY.value: "Key"}
+# A keyless check of a server that wants credentials of its own: no way in was found.
+CREDENTIALS_REQUIRED_WORDS = "Credentials required (no OAuth sign-in published)"
 STATUS_WORDS = {
     "up": "Up",
     "down": "Down",
@@ -84,11 +86,19 @@ class ResultView:
 
     @property
     def access_words(self) -> str:
-        return ACCESS_WORDS.get(self.access, self.access)
+        if not self.access and self.kind == FailureKind.CREDENTIALS_REQUIRED.value:
+            return CREDENTIALS_REQUIRED_WORDS
+        return ACCESS_WORDS.get(self.access, self.access) or "—"
 
     @property
     def is_mcp(self) -> bool:
-        return bool(self.protocol or self.server_name or self.access or self.tool_count is not None)
+        return bool(
+            self.protocol
+            or self.server_name
+            or self.access
+            or self.tool_count is not None
+            or self.kind == FailureKind.CREDENTIALS_REQUIRED.value
+        )
 
     @property
     def response_ms(self) -> float | None:

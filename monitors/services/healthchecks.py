@@ -28,6 +28,7 @@ from probes.checks import CheckKind
 from probes.config import ConfigError
 from probes.connection import Origin, origin_of_uri
 from probes.types import Status
+from probes.urlkeys import key_in_url_words
 
 DEFAULT_INTERVAL_SECONDS = 60
 
@@ -359,6 +360,10 @@ def _prepared_config(
         parsed = check_type.parse(data)
     except ConfigError as exc:
         raise ConfigInvalid({f"config.{key}": message for key, message in exc.errors.items()}) from None
+    # Refused where a URL is written, not in the parser: a stored check saved before keeps running.
+    pasted_key = key_in_url_words(parsed.uri)
+    if pasted_key is not None:
+        raise ConfigInvalid({"config.uri": pasted_key})
     api_config = check_type.to_api(parsed)
     headers = api_config.pop("headers")
     api_config["headers"] = masked(headers)

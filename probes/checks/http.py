@@ -242,7 +242,7 @@ async def check_http(config: HttpConfig, conn: Connection, *, deadline: float) -
             status=Status.DOWN, kind=failed.kind, reason=failed.reason, http_status=failed.http_status
         )
     except TimeoutError:
-        reason = conn.dns_timeout_words(config.timeout)
+        reason = conn.timeout_words(config.timeout)
         outcome = ProbeOutcome(
             status=Status.DOWN,
             kind=FailureKind.TIMEOUT,

@@ -43,7 +43,7 @@ async def check_mcp(config: McpConfig, conn: Connection, *, deadline: float) -> 
     except CheckFailed as failed:
         outcome = _down(ex, failed.kind, failed.reason, failed.http_status)
     except TimeoutError:
-        reason = conn.dns_timeout_words(config.timeout)
+        reason = conn.timeout_words(config.timeout)
         outcome = _down(
             ex,
             FailureKind.TIMEOUT,
@@ -104,7 +104,12 @@ async def _session(ex: Exchange) -> ProbeOutcome:
 async def _signin(ex: Exchange, need: NeedsSignIn) -> ProbeOutcome:
     ex.phase = "sign-in discovery"
     ex.access = Access.OAUTH
-    signin = await oauth.discover_signin(ex.conn, need.url, need.challenges)
+    try:
+        signin = await oauth.discover_signin(ex.conn, need.url, need.challenges)
+    except CheckFailed as failed:
+        if failed.kind is FailureKind.CREDENTIALS_REQUIRED:
+            ex.access = None  # no way in was found: neither open, nor OAuth, nor a key it was given
+        raise
     ex.signin_server = signin.issuer
     ex.warnings.extend(signin.warnings)
     return ProbeOutcome(

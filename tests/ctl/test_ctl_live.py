@@ -303,6 +303,26 @@ def test_a_bad_file_is_refused_and_nothing_is_sent(ctl, uptimy, tmp_path, text, 
     assert names(uptimy) == []
 
 
+@pytest.mark.parametrize("name", ["accessToken", "sessionToken", "api_key"])
+def test_a_key_pasted_in_a_target_is_refused_at_its_line_by_the_uptimyctl_command(uptimy, tmp_path, name):
+    spec = tmp_path / "monitors.yaml"
+    spec.write_text(f"monitors:\n  - name: A\n    type: mcp\n    target: https://a.example/mcp?{name}=sk-9\n")
+
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("uptimyctl")), "apply", "-f", str(spec)],
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"{spec}:4:5: monitors[0].target: it carries a key (the query parameter {name})" in done.stderr
+    assert "nothing was sent" in done.stderr
+    assert names(uptimy) == []
+
+
 def test_a_plan_without_a_secret_warns_and_apply_refuses_sending_nothing(ctl, uptimy, monkeypatch, tmp_path):
     monkeypatch.delenv("DOCS_MCP_KEY")
 

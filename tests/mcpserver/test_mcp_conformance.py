@@ -33,8 +33,6 @@ APPLIES = {
     "ping": "ping answers an empty result",
     "tools-list": "every tool has a name, a description and an object input schema",
     "tools-call-error": "a tool's failure is an isError result, not a protocol error",
-    "resources-list": "an empty resource list is still a valid answer",
-    "prompts-list": "an empty prompt list is still a valid answer",
     "dns-rebinding-protection": "a foreign Host or Origin is refused (ALLOWED_HOSTS), a loopback one accepted",
     "server-session-lifecycle": "the suite sees a stateless server (no session id) and skips its session checks",
 }
@@ -54,6 +52,8 @@ NOT_APPLICABLE = {
     "elicitation-sep1034-defaults": "elicitation: Uptimy's tools never elicit",
     "elicitation-sep1330-enums": "elicitation: Uptimy's tools never elicit",
     "server-sse-multiple-streams": "needs a session and SSE streams; /mcp is stateless with JSON answers",
+    "resources-list": "no resources capability is advertised, so resources/list is method not found",
+    "prompts-list": "no prompts capability is advertised, so prompts/list is method not found",
     "resources-read-text": "no resources: Uptimy serves tools only",
     "resources-read-binary": "no resources: Uptimy serves tools only",
     "resources-templates-read": "no resources: Uptimy serves tools only",

@@ -16,6 +16,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import METHOD_NOT_FOUND
 
 T = TypeVar("T")
 TOOLS = {
@@ -138,6 +140,25 @@ def test_the_sdk_client_lists_every_tool_described_with_an_object_schema_and_ann
         assert hints["destructiveHint"] is False, name
 
 
+def test_initialize_advertises_tools_only_to_the_sdk_client(live_uptimy):
+    async def work(session: ClientSession) -> Any:
+        return session.server_capabilities
+
+    capabilities = with_session(live_uptimy.mcp_url, live_uptimy.key, work)
+
+    assert capabilities.model_dump(by_alias=True, exclude_none=True) == {"tools": {"listChanged": False}}
+
+
+@pytest.mark.parametrize("method", ["list_prompts", "list_resources", "list_resource_templates"])
+def test_a_list_behind_no_advertised_capability_is_method_not_found(live_uptimy, method):
+    async def work(session: ClientSession) -> int:
+        with pytest.raises(MCPError) as refused:
+            await getattr(session, method)()
+        return refused.value.error.code
+
+    assert with_session(live_uptimy.mcp_url, live_uptimy.key, work) == METHOD_NOT_FOUND
+
+
 def test_add_monitors_then_list_and_get_them_through_the_sdk_client(live_uptimy):
     failed, added = call(
         live_uptimy,
@@ -172,6 +193,40 @@ def test_a_key_pasted_in_a_url_is_refused_through_the_sdk_client(live_uptimy):
     assert failed
     assert "it carries a key (the query parameter token)" in words
     assert f"{live_uptimy.base}/app/healthchecks/new/?type=mcp" in words
+
+
+# The names issue 23 found accepted and stored in clear.
+CAMEL_CASE_KEYS = ["accessToken", "authToken", "clientSecret", "privateKey", "sessionToken"]
+
+
+@pytest.mark.parametrize("name", CAMEL_CASE_KEYS)
+def test_a_camel_case_key_in_a_url_is_refused_through_the_sdk_client(live_uptimy, name):
+    url = f"https://camel.example.com/mcp?{name}=sk-9"
+    failed, words = call(live_uptimy, "add_monitors", {"monitors": [{"url": url}]})
+
+    assert failed
+    assert f"it carries a key (the query parameter {name})" in words
+    _, listed = call(live_uptimy, "list_monitors", {})
+    assert not [m for m in listed["monitors"] if "sk-9" in m["url"]]
+
+
+@pytest.mark.parametrize("name", CAMEL_CASE_KEYS)
+def test_a_camel_case_key_in_a_url_is_refused_by_the_rest_api(live_uptimy, name):
+    answer = httpx.post(
+        f"{live_uptimy.base}/api/v1/healthchecks/",
+        json={
+            "name": "camel",
+            "type": "mcp",
+            "config": {"uri": f"https://camel.example.com/mcp?{name}=sk-9"},
+        },
+        headers={"Authorization": f"Bearer {live_uptimy.key}"},
+    )
+
+    assert answer.status_code == 400, answer.text
+    (message,) = answer.json()["config.uri"]
+    assert message.startswith(f"It carries a key (the query parameter {name})")
+    assert "https://camel.example.com/mcp)" in message
+    assert "sk-9" not in message
 
 
 def test_headers_next_to_the_list_are_refused_through_the_sdk_client(live_uptimy):

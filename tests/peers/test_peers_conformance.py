@@ -299,17 +299,21 @@ def test_2025_03_26_metadata_at_the_origin_is_discoverable_through_the_fallback(
     assert verdict["tools"] is None
 
 
-def test_2025_03_26_server_without_any_metadata_is_not_discoverable(suite):
+def test_2025_03_26_server_without_any_metadata_asks_for_credentials(suite):
     """Only the 2025-03-26 default endpoints (/authorize, /token, /register at the origin): no
-    metadata proves a sign-in, so the check stays signin_not_discoverable, naming both steps."""
+    metadata proves a sign-in, so the check says the server asks for credentials and publishes no
+    OAuth sign-in (issue 23), as for a server that wants a plain key."""
     scenario = "auth/2025-03-26-oauth-endpoint-fallback"
     verdict = suite.verdict(scenario)
 
     assert verdict["status"] == "down"
-    assert verdict["kind"] == "signin_not_discoverable"
+    assert verdict["kind"] == "credentials_required"
     assert verdict["signin_discovery"] is None
-    assert "no protected resource metadata" in verdict["reason"]
-    assert "no 2025-03-26 authorization server metadata at the server's origin" in verdict["reason"]
+    assert verdict.get("access") is None
+    assert (
+        "publishes no OAuth sign-in: no protected resource metadata, no authorization server metadata"
+        in (verdict["reason"])
+    )
 
 
 @pytest.mark.parametrize("scenario", ["tools_call", "sse-retry", "elicitation-sep1034-client-defaults"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 
 import pytest
@@ -30,6 +31,7 @@ from probe_support import (
     until_closed,
 )
 
+from probes import connection
 from probes.checks.http import HttpConfig
 from probes.checks.mcp import McpConfig
 from probes.runner import ProbeEnv, run_check
@@ -104,6 +106,89 @@ def test_a_refused_connection_is_connect():
     outcome = asyncio.run(run_check(McpConfig(uri=f"http://127.0.0.1:{port}/mcp"), OPEN))
     assert outcome.kind is FailureKind.CONNECT
     assert outcome.reason == f"Connection to 127.0.0.1 port {port} failed: connection refused"
+
+
+# localhost as most machines resolve it: IPv6 first. Nothing listens on ::1 in these tests.
+LOCALHOST = ["::1", "127.0.0.1"]
+
+
+def test_a_name_whose_first_address_refuses_is_checked_on_the_next(dns):
+    dns["localhost"] = LOCALHOST
+    outcome = check(lambda port: McpConfig(uri=f"http://localhost:{port}/mcp"))
+
+    assert outcome.status is Status.UP
+
+
+def test_a_refused_connection_names_every_address_tried(dns):
+    dns["localhost"] = LOCALHOST
+    port = free_port()
+
+    outcome = asyncio.run(run_check(McpConfig(uri=f"http://localhost:{port}/mcp"), OPEN))
+
+    assert outcome.kind is FailureKind.CONNECT
+    assert outcome.reason == f"Connection to localhost port {port} failed: ::1 refused, 127.0.0.1 refused"
+
+
+def test_a_name_with_one_address_keeps_the_short_sentence(dns):
+    dns["only-v4.invalid"] = ["127.0.0.1"]
+    port = free_port()
+
+    outcome = asyncio.run(run_check(McpConfig(uri=f"http://only-v4.invalid:{port}/mcp"), OPEN))
+
+    assert (
+        outcome.reason == f"Connection to only-v4.invalid (127.0.0.1) port {port} failed: connection refused"
+    )
+
+
+def test_a_deadline_during_the_second_address_names_the_refusal_before_it(dns, monkeypatch):
+    """::1 refuses; 127.0.0.1 never completes the handshake (its listen queue is full)."""
+    dns["localhost"] = LOCALHOST
+    real_open = connection.open_stream
+
+    async def open_stream(address, port):
+        if address == "127.0.0.1":
+            freeze_clock()  # the check can only wait now: the clock jumps to its deadline
+        return await real_open(address, port)
+
+    monkeypatch.setattr(connection, "open_stream", open_stream)
+    with socket.socket() as full, socket.socket() as queued:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        port = full.getsockname()[1]
+        queued.connect(("127.0.0.1", port))  # fills the queue: the next handshake gets no answer
+        with asyncio.Runner(loop_factory=ControlledClockLoop) as runner:
+            outcome = runner.run(
+                unless_hung(run_check(McpConfig(uri=f"http://localhost:{port}/mcp", timeout=1.0), OPEN))
+            )
+
+    assert outcome.kind is FailureKind.TIMEOUT
+    assert outcome.reason == (
+        f"Connection to localhost port {port} failed: ::1 refused, 127.0.0.1 timed out (the check's 1 s ran out)"
+    )
+
+
+def test_a_deadline_during_the_first_address_says_the_next_was_not_tried(dns, monkeypatch):
+    dns["localhost"] = ["127.0.0.1", "::1"]
+    real_open = connection.open_stream
+
+    async def open_stream(address, port):
+        freeze_clock()
+        return await real_open(address, port)
+
+    monkeypatch.setattr(connection, "open_stream", open_stream)
+    with socket.socket() as full, socket.socket() as queued:
+        full.bind(("127.0.0.1", 0))
+        full.listen(0)
+        port = full.getsockname()[1]
+        queued.connect(("127.0.0.1", port))
+        with asyncio.Runner(loop_factory=ControlledClockLoop) as runner:
+            outcome = runner.run(
+                unless_hung(run_check(McpConfig(uri=f"http://localhost:{port}/mcp", timeout=1.0), OPEN))
+            )
+
+    assert outcome.reason == (
+        f"Connection to localhost port {port} failed: 127.0.0.1 timed out, ::1 not tried (the check's 1 s ran out)"
+    )
 
 
 def test_a_server_that_closes_without_answering_is_connect():

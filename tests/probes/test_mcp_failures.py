@@ -57,9 +57,24 @@ def test_jsonrpc_error_on_initialize_names_message_and_code(mock):
     assert outcome.reason == "initialize failed: Internal error (code -32603)"
 
 
-def test_keyless_401_without_discoverable_sign_in_is_signin_not_discoverable(mock):
+def test_keyless_401_without_any_sign_in_metadata_is_credentials_required(mock):
     mock.post(URL).mock(return_value=httpx.Response(401))
     mock.get(url__startswith="https://mcp.example.com/.well-known/").mock(return_value=httpx.Response(404))
+    outcome = run(mcp())
+    assert outcome.kind is FailureKind.CREDENTIALS_REQUIRED
+    assert outcome.access is None
+    assert outcome.reason.startswith(
+        "The server asks for credentials (HTTP 401) and publishes no OAuth sign-in"
+    )
+
+
+def test_keyless_401_whose_named_metadata_is_missing_is_signin_not_discoverable(mock):
+    mock.post(URL).mock(
+        return_value=httpx.Response(
+            401, headers={"www-authenticate": 'Bearer resource_metadata="https://mcp.example.com/prm"'}
+        )
+    )
+    mock.get(url__startswith="https://mcp.example.com/").mock(return_value=httpx.Response(404))
     outcome = run(mcp())
     assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
     assert outcome.reason.startswith("Sign-in isn't discoverable: no protected resource metadata")

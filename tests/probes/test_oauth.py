@@ -462,17 +462,41 @@ def test_legacy_metadata_without_endpoints_is_not_discoverable(protected, missin
     assert f"{LEGACY_OAUTH} lists no {missing}" in outcome.reason
 
 
-def test_401_with_neither_resource_metadata_nor_origin_metadata_is_not_discoverable(protected):
-    """The 2025-03-26 default endpoints (/authorize, /token) prove nothing: no metadata, no sign-in."""
+def test_401_with_neither_resource_metadata_nor_origin_metadata_is_credentials_required(protected):
+    """The 2025-03-26 default endpoints (/authorize, /token) prove nothing: no metadata, no OAuth sign-in."""
     fallback_404(protected)
 
     outcome = run(mcp())
 
-    assert outcome.kind is FailureKind.SIGNIN_NOT_DISCOVERABLE
+    assert outcome.status is Status.DOWN
+    assert outcome.kind is FailureKind.CREDENTIALS_REQUIRED
+    assert outcome.access is None
+    assert outcome.http_status == 401
     assert outcome.signin_discovery is None
-    assert outcome.reason.startswith("Sign-in isn't discoverable: no protected resource metadata (tried ")
-    assert "no 2025-03-26 authorization server metadata at the server's origin" in outcome.reason
-    assert f"{LEGACY_OAUTH}: HTTP 404; {LEGACY_OIDC}: HTTP 404" in outcome.reason
+    assert outcome.reason == (
+        "The server asks for credentials (HTTP 401) and publishes no OAuth sign-in: no protected resource "
+        "metadata, no authorization server metadata. If it uses a key, add it as a request header "
+        "(the monitor's Advanced settings; config.headers in the API)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("answer", "kind"),
+    [
+        (httpx.Response(404), FailureKind.CREDENTIALS_REQUIRED),
+        (httpx.Response(403), FailureKind.CREDENTIALS_REQUIRED),
+        (httpx.Response(200, html="<html><title>App</title></html>"), FailureKind.CREDENTIALS_REQUIRED),
+        # Something is published there, if broken: a sign-in meant to be found.
+        (httpx.Response(200, json={"error": "nope"}), FailureKind.SIGNIN_NOT_DISCOVERABLE),
+        (httpx.Response(200, text="{"), FailureKind.SIGNIN_NOT_DISCOVERABLE),
+        # Proves nothing either way: no fallback, no verdict on what the server wants.
+        (httpx.Response(503), FailureKind.SIGNIN_NOT_DISCOVERABLE),
+    ],
+)
+def test_only_plain_absence_at_every_metadata_location_reads_as_credentials_required(protected, answer, kind):
+    protected.get(url__regex=r".*/\.well-known/.*").mock(return_value=answer)
+
+    assert run(mcp()).kind is kind
 
 
 def test_rfc_9728_metadata_is_preferred_to_the_fallback(protected):

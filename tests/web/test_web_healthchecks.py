@@ -89,6 +89,11 @@ def test_the_tabs_work_without_script(owner):
     ("changes", "api_changes", "field"),
     [
         ({"uri": "ftp://example.com"}, {"config": {"uri": "ftp://example.com"}}, "uri"),
+        (
+            {"uri": "https://mcp.example.com/mcp?clientSecret=sk-9"},
+            {"config": {"uri": "https://mcp.example.com/mcp?clientSecret=sk-9"}},
+            "uri",
+        ),
         ({"min_tools": "many"}, {"config": {"minTools": "many"}}, "min_tools"),
         ({"timeout": "600"}, {"config": {"timeout": 600}}, "timeout"),
         ({"interval": "10"}, {"interval": 10}, "interval"),

@@ -21,6 +21,7 @@ import yaml
 
 from probes.checks import UnknownCheckKind, check_kind
 from probes.config import ConfigError
+from probes.urlkeys import key_in_url_words
 from uptimy.ctl import fields as F
 
 MASK = "********"
@@ -338,6 +339,10 @@ class _Reader:
             for key, message in exc.errors.items():
                 place = monitor.place(f"config.{key}" if key != F.URI_KEY else "config.uri")
                 self.problems.append(_from_place(place, _sentence(message)))
+            return
+        pasted_key = key_in_url_words(parsed.uri)
+        if pasted_key is not None:
+            self.problems.append(_from_place(monitor.place("config.uri"), _sentence(pasted_key)))
             return
         api_config = dict(kind.to_api(parsed))
         api_config["headers"] = {name: MASK for name in api_config.get("headers", {})}

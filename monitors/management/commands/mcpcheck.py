@@ -12,7 +12,7 @@ from monitors.worker.execution import probe_env
 from probes.checks.mcp import McpConfig, parse_mcp_config
 from probes.config import ConfigError
 from probes.runner import crashed_outcome, outcome_to_json, run_check_sync
-from probes.types import ProbeOutcome, Status
+from probes.types import FailureKind, ProbeOutcome, Status
 
 # Exit codes: 0 up, 1 down, 2 a usage or config error (argparse's own code for bad usage).
 EXIT_DOWN = 1
@@ -119,6 +119,10 @@ def summary(config: McpConfig, outcome: ProbeOutcome) -> str:
     lines = [f"{status}  {config.uri}" + (f"  ({', '.join(details)})" if details else "")]
     if data.get("kind"):
         lines.append(f"  {data['kind']}: {data.get('reason') or ''}".rstrip())
+    if outcome.kind is FailureKind.CREDENTIALS_REQUIRED:
+        lines.append(
+            '  hint: give mcpcheck the key with --header "Authorization: Bearer …" (or the header the server names)'
+        )
     server = data.get("server")
     if server:
         lines.append(f"  server: {server.get('name')} {server.get('version')}".rstrip())
