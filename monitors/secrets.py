@@ -45,8 +45,10 @@ def decrypt_document(token: str, *, what: str, max_age: int | None = None) -> An
     With ``max_age`` (seconds), a token encrypted longer ago than that is refused too.
     """
     try:
-        plain = _cipher(settings.UPTIMY_SECRETS_KEY).decrypt(token.encode(), ttl=max_age)
-    except InvalidToken:
+        # A token is ASCII (URL-safe base64); anything else, a lone surrogate from a form field
+        # included, is no token rather than an encoding error.
+        plain = _cipher(settings.UPTIMY_SECRETS_KEY).decrypt(token.encode("ascii"), ttl=max_age)
+    except (InvalidToken, UnicodeEncodeError):
         raise SecretUnreadable(f"stored {what} can't be decrypted with UPTIMY_SECRETS_KEY") from None
     return json.loads(plain)
 

@@ -202,15 +202,12 @@ def history(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     return _private_headers(render(request, "statuspages/history.html", context), where.page)
 
 
+@require_safe
 def incident(request: HttpRequest, incident_id: UUID, slug: str | None = None) -> HttpResponse:
     """Show one published incident on a page of its own: the address its JSON ``shortlink`` gives.
 
-    A draft, or another page's incident, is a 404. HEAD answers a GET's headers without its body.
+    A draft, or another page's incident, is a 404. HEAD answers as GET does, as on the page itself.
     """
-    if request.method not in ("GET", "HEAD"):
-        response = HttpResponse("Only GET.\n", status=405, content_type="text/plain; charset=utf-8")
-        response["Allow"] = "GET, HEAD"
-        return response
     where = _where(request, slug)
     if not _may_read(request, where.page):
         return HttpResponseRedirect(where.prefix + "login/")
@@ -220,9 +217,6 @@ def incident(request: HttpRequest, incident_id: UUID, slug: str | None = None) -
     response = render(
         request, "statuspages/incident.html", {"where": where, "page": where.page, "incident": found}
     )
-    if request.method == "HEAD":
-        response["Content-Length"] = str(len(response.content))
-        response.content = b""
     return _private_headers(response, where.page)
 
 

@@ -308,3 +308,13 @@ def live_uptimy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveUptimy
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="session")
+def loopback_uptimy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveUptimy]:
+    """Serve Uptimy as `make run` does, allowed to check targets on loopback (the tests' own servers), once a run."""
+    running = start_uptimy(tmp_path_factory.mktemp("uptimy-loopback"), UPTIMY_ALLOW_PRIVATE_TARGETS="1")
+    try:
+        yield running
+    finally:
+        running.stop()

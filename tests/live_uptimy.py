@@ -50,6 +50,10 @@ class LiveUptimy:
     def mcp_url(self) -> str:
         return f"{self.base}/mcp"
 
+    def api(self) -> httpx.Client:
+        """Return an HTTP client of the REST API with the demo organization's key."""
+        return httpx.Client(base_url=self.base, headers={"Authorization": f"Bearer {self.key}"}, timeout=60)
+
     def create_key(self, *, read_only: bool, organization: str = "demo") -> str:
         """Return a new API key of ``organization`` (made when missing), by ``manage.py createapikey``."""
         args = [

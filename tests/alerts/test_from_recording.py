@@ -10,38 +10,13 @@ from alerts.models import Incident, Notification
 from alerts.services import outbox_consume
 from monitors.services import RunResult, healthcheck_create, outcomes_record
 from probes.checks.mcp import MCP
-from probes.types import Access, FailureKind, ProbeOutcome, Status, Timings, ToolInfo, Transport
+from probes.types import ProbeOutcome
 from tests.alerts.conftest import kinds_delivered, timeline
+from tests.alerts.outcomes import TOOLS, listing, missing_search_docs
 
 pytestmark = pytest.mark.django_db
 
 SLOT = datetime(2026, 11, 29, 12, 1, tzinfo=UTC)
-TOOLS = (ToolInfo("search_docs", ("query",)), ToolInfo("read_page", ("url",)))
-
-
-def listing(*tools: ToolInfo) -> ProbeOutcome:
-    return ProbeOutcome(
-        status=Status.UP,
-        timings=Timings(total_ms=80.0),
-        access=Access.OPEN,
-        tools=tools,
-        tool_count=len(tools),
-        tool_digest="d-" + "-".join(tool.name for tool in tools),
-        transport=Transport.STREAMABLE_HTTP,
-    )
-
-
-def missing_search_docs() -> ProbeOutcome:
-    return ProbeOutcome(
-        status=Status.DOWN,
-        kind=FailureKind.MISSING_TOOLS,
-        reason="Required tools missing: search_docs",
-        timings=Timings(total_ms=90.0),
-        tools=TOOLS[1:],
-        tool_count=1,
-        tool_digest="d-read_page",
-        missing_tools=("search_docs",),
-    )
 
 
 def record(healthcheck, outcome: ProbeOutcome, minute: int) -> datetime:

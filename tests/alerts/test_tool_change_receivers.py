@@ -20,37 +20,11 @@ from alerts.services.sending import deliveries_send
 from monitors.models import Healthcheck
 from monitors.services import RunResult, healthcheck_create, outcomes_record
 from probes.checks.mcp import MCP
-from probes.types import Access, FailureKind, ProbeOutcome, Status, Timings, ToolInfo, Transport
+from probes.types import ProbeOutcome
+from tests.alerts.outcomes import READ, SEARCH, listing, missing_search_docs
 from tests.alerts.receivers_support import Receivers, organization_receivers, use_loopback_receivers
 
 pytestmark = pytest.mark.django_db
-
-SEARCH, READ = ToolInfo("search_docs", ("query",)), ToolInfo("read_page", ("url",))
-
-
-def listing(*tools: ToolInfo) -> ProbeOutcome:
-    return ProbeOutcome(
-        status=Status.UP,
-        timings=Timings(total_ms=80.0),
-        access=Access.OPEN,
-        tools=tools,
-        tool_count=len(tools),
-        tool_digest="d-" + "-".join(tool.name for tool in tools),
-        transport=Transport.STREAMABLE_HTTP,
-    )
-
-
-def without_search_docs() -> ProbeOutcome:
-    return ProbeOutcome(
-        status=Status.DOWN,
-        kind=FailureKind.MISSING_TOOLS,
-        reason="Required tools missing: search_docs",
-        timings=Timings(total_ms=90.0),
-        tools=(READ,),
-        tool_count=1,
-        tool_digest="d-read_page",
-        missing_tools=("search_docs",),
-    )
 
 
 @dataclass
@@ -94,8 +68,8 @@ def watched(org, now, receiver, smtp_server, settings) -> Iterator[Watched]:
 
 
 def test_a_required_tool_gone_reaches_each_receiver_once_as_the_incident_naming_it(watched):
-    watched.run(1, 0, without_search_docs())  # the tool list changed; the recheck is still to come
-    watched.run(1, 1, without_search_docs())  # the recheck: down
+    watched.run(1, 0, missing_search_docs())  # the tool list changed; the recheck is still to come
+    watched.run(1, 1, missing_search_docs())  # the recheck: down
 
     mails = watched.receivers.mail_texts()
     hooks = watched.receivers.webhooks()

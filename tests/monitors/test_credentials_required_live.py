@@ -20,7 +20,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
-from tests.live_uptimy import ROOT, LiveUptimy, start_uptimy
+from tests.live_uptimy import ROOT, LiveUptimy
 from tests.oauth_person import form_fields
 
 SAYS = "The server asks for credentials (HTTP 401) and publishes no OAuth sign-in"
@@ -78,21 +78,8 @@ def key_only() -> Iterator[KeyOnlyServer]:
     server.close()
 
 
-@pytest.fixture(scope="module")
-def uptimy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveUptimy]:
-    running = start_uptimy(tmp_path_factory.mktemp("uptimy-key-only"), UPTIMY_ALLOW_PRIVATE_TARGETS="1")
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
-def api(live: LiveUptimy) -> httpx.Client:
-    return httpx.Client(base_url=live.base, headers={"Authorization": f"Bearer {live.key}"}, timeout=60)
-
-
-def test_a_one_off_check_says_the_server_wants_credentials_not_a_sign_in(uptimy, key_only):
-    with api(uptimy) as client:
+def test_a_one_off_check_says_the_server_wants_credentials_not_a_sign_in(loopback_uptimy, key_only):
+    with loopback_uptimy.api() as client:
         answer = client.post("/api/v1/checks/run/", json={"type": "mcp", "config": {"uri": key_only.url}})
 
     body = answer.json()
@@ -109,8 +96,8 @@ def test_a_one_off_check_says_the_server_wants_credentials_not_a_sign_in(uptimy,
     assert "/.well-known/oauth-protected-resource/mcp" in key_only.paths
 
 
-def test_a_monitor_run_now_shows_the_same_on_the_api_and_its_web_page(uptimy, key_only):
-    with api(uptimy) as client:
+def test_a_monitor_run_now_shows_the_same_on_the_api_and_its_web_page(loopback_uptimy, key_only):
+    with loopback_uptimy.api() as client:
         created = client.post(
             "/api/v1/healthchecks/", json={"name": "key only", "type": "mcp", "config": {"uri": key_only.url}}
         )
@@ -122,7 +109,7 @@ def test_a_monitor_run_now_shows_the_same_on_the_api_and_its_web_page(uptimy, ke
     assert {(r["kind"], r["access"]) for r in results.json()} == {("credentials_required", "")}
     assert all(r["reason"].startswith(SAYS) for r in results.json())
 
-    page = signed_in(uptimy).get(f"/app/healthchecks/{public_id}/").text
+    page = signed_in(loopback_uptimy).get(f"/app/healthchecks/{public_id}/").text
     access = re.search(r"<dt>Access</dt><dd>(.*?)</dd>", page)
     assert access is not None, page[:2000]
     assert access.group(1) == "Credentials required (no OAuth sign-in published)"
@@ -131,11 +118,11 @@ def test_a_monitor_run_now_shows_the_same_on_the_api_and_its_web_page(uptimy, ke
     assert "(credentials_required)" in page
 
 
-def test_mcpcheck_says_so_and_how_to_give_it_the_key(uptimy, key_only):
+def test_mcpcheck_says_so_and_how_to_give_it_the_key(loopback_uptimy, key_only):
     done = subprocess.run(
         [sys.executable, "manage.py", "mcpcheck", key_only.url],
         cwd=ROOT,
-        env={**uptimy.env, "UPTIMY_ALLOW_PRIVATE_TARGETS": "1"},
+        env=loopback_uptimy.env,
         capture_output=True,
         text=True,
         timeout=120,
@@ -153,11 +140,11 @@ def test_mcpcheck_says_so_and_how_to_give_it_the_key(uptimy, key_only):
     )
 
 
-def test_mcpcheck_json_has_no_access_for_it(uptimy, key_only):
+def test_mcpcheck_json_has_no_access_for_it(loopback_uptimy, key_only):
     done = subprocess.run(
         [sys.executable, "manage.py", "mcpcheck", key_only.url, "--json"],
         cwd=ROOT,
-        env={**uptimy.env, "UPTIMY_ALLOW_PRIVATE_TARGETS": "1"},
+        env=loopback_uptimy.env,
         capture_output=True,
         text=True,
         timeout=120,

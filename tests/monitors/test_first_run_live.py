@@ -17,8 +17,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import httpx
 import pytest
 
-from tests.live_uptimy import LiveUptimy, start_uptimy
-
 # How long the first results may take: a tick (2 s), the run, the recording; generous for a busy CI machine.
 FIRST_RESULT_WITHIN = 60.0
 
@@ -53,15 +51,6 @@ class Target:
         self.server.server_close()
 
 
-@pytest.fixture(scope="module")
-def uptimy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveUptimy]:
-    running = start_uptimy(tmp_path_factory.mktemp("first-run"), UPTIMY_ALLOW_PRIVATE_TARGETS="1")
-    try:
-        yield running
-    finally:
-        running.stop()
-
-
 @pytest.fixture
 def target() -> Iterator[Target]:
     served = Target()
@@ -84,8 +73,8 @@ def first_results(api: httpx.Client, healthcheck_id: str) -> dict[str, dict]:
         time.sleep(0.25)
 
 
-def test_a_new_check_is_run_in_every_region_right_after_it_is_created(uptimy, target):
-    api = httpx.Client(base_url=uptimy.base, headers={"Authorization": f"Bearer {uptimy.key}"}, timeout=30)
+def test_a_new_check_is_run_in_every_region_right_after_it_is_created(loopback_uptimy, target):
+    api = loopback_uptimy.api()
     created = api.post(
         "/api/v1/healthchecks/",
         json={"name": "First run", "type": "http", "interval": 300, "config": {"uri": target.url}},
@@ -105,8 +94,8 @@ def test_a_new_check_is_run_in_every_region_right_after_it_is_created(uptimy, ta
     assert len(target.requests) >= len(earliest)
 
 
-def test_a_check_created_paused_is_not_run(uptimy, target):
-    api = httpx.Client(base_url=uptimy.base, headers={"Authorization": f"Bearer {uptimy.key}"}, timeout=30)
+def test_a_check_created_paused_is_not_run(loopback_uptimy, target):
+    api = loopback_uptimy.api()
     created = api.post(
         "/api/v1/healthchecks/",
         json={"name": "Paused first", "type": "http", "config": {"uri": target.url}, "paused": True},
