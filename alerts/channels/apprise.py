@@ -28,10 +28,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import apprise
 import requests
+from apprise import plugins as apprise_plugins
+from apprise.attachment.base import AttachBase
+from apprise.utils.parse import parse_bool
 from requests.adapters import HTTPAdapter
 from requests.structures import CaseInsensitiveDict
 from requests.utils import get_encoding_from_headers
@@ -76,17 +79,84 @@ ALLOWED_SCHEMES = frozenset(
     }
 )  # fmt: skip
 
-# Parameters that make a plugin read a local file (keys, certificates, attachments, the Block Kit
-# or card templates of Slack, Discord and Teams).
+# Parameters no customer may set, named in refusals for what they are. They make a plugin read a
+# local file (keys, certificates, attachments, the Block Kit or card templates of Slack, Discord,
+# Telegram and Teams, which may also be fetched from any URL), or change how it connects.
 _FILE_PARAMS = frozenset(
     {
         "keyfile", "key_file", "cert", "certfile", "cert_file", "cafile", "capath", "ca_certs",
-        "attach", "attachment", "attachments", "file", "filename", "file_url", "image_path", "icon_path",
-        "path", "template", "templates",
+        "attach", "attachment", "attachments", "attach-as", "file", "filename", "file_url",
+        "image_path", "icon_path", "path", "template", "templates",
     }
 )  # fmt: skip
-_PATH_LIKE = re.compile(r"^(/|~|\\|\./|\.\./|file:|[A-Za-z]:[\\/])", re.IGNORECASE)
-_OFF = frozenset({"no", "false", "0", "off", "n"})
+
+# Parameters that change how a plugin connects or what Apprise keeps: timeouts, redirects,
+# Matrix's server discovery and end-to-end keys, persistent storage, failure reporting. Refused by
+# name under any prefix too, as the file parameters are, so no spelling of one is taken.
+_CONNECTION_PARAMS = frozenset(
+    {"cto", "rto", "redirect", "store", "optional", "discovery", "hsreq", "e2ee", "autoverify"}
+)
+
+# What every allowed plugin takes: the message's format, how an overlong one is cut, emoji
+# expansion, the zone of its timestamps. ``retry`` and ``wait`` are read but have no effect: a
+# delivery is one try (see send). ``verify`` is taken only to say yes (see _refuse_params).
+_COMMON = frozenset({"format", "overflow", "emojis", "tz", "retry", "wait"})
+
+
+def _each(schemes: str, names: str, prefixes: str = "") -> dict[str, tuple[frozenset[str], frozenset[str]]]:
+    allowed = (_COMMON | frozenset(names.split()), frozenset(prefixes))
+    return {scheme: allowed for scheme in schemes.split()}
+
+
+# The query parameters a customer may set, by scheme, and the key prefixes (``+`` headers or extra
+# fields, ``-`` removed fields or query parameters, ``:`` renamed fields) the plugin takes. Each
+# plugin's own ``template_args`` less everything that reads a file or fetches a template
+# (_FILE_PARAMS, and the ``:`` template tokens of Slack, Discord, Guilded, Telegram and Teams),
+# touches TLS or the connection (``verify`` but as yes, ``cto``, ``rto``, ``redirect``, Matrix's
+# ``discovery``, ``hsreq``, ``e2ee`` and ``autoverify``, Pushover's ``e2ee``), or Apprise's own
+# state (``store``, ``optional``). A parameter not in this table is refused, whatever Apprise
+# would make of it: tests/alerts/test_apprise_params.py checks each name against the plugin.
+ALLOWED_PARAMS: Mapping[str, tuple[frozenset[str], frozenset[str]]] = {
+    **_each("apprise apprises", "method tags to version", "+"),
+    **_each("bark barks", "action archive badge call category click copy delete group icon id image key level "
+            "sound subtitle to ttl volume"),
+    **_each("cliq zcliq zohocliq", "botname broadcast company image region to token"),
+    **_each("dingtalk", "secret to token"),
+    **_each("discord guilded", "avatar avatar_url batch fields flags footer footer_logo href image ping thread "
+            "tts url"),
+    **_each("feishu stackfield", "token"),
+    **_each("lark", ""),
+    **_each("flock line", "image to"),
+    **_each("form forms json jsons xml xmls", "method", "+-:"),
+    **_each("gchat", "key thread token workspace"),
+    **_each("goalert goalerts", "action dedup to token", "+"),
+    **_each("gotify gotifys", "priority"),
+    **_each("hassio hassios", "batch nid prefix to token"),
+    **_each("ifttt", "to", "+-"),
+    **_each("ilert", "action click dedup image key priority route", "+"),
+    **_each("incidentio", "action click dedup source token", "+"),
+    **_each("matrix matrixs", "image mode msgtype to token version"),
+    **_each("mmost mmosts", "botname channel channels icon_url image mode team to"),
+    **_each("ntfy ntfys", "actions auth avatar_url click delay email image mode priority to token xtags"),
+    **_each("opsgenie", "action alias batch entity priority region tags to", "+:"),
+    **_each("pagertree", "action dedup tags thirdparty tid urgency", "+-:"),
+    **_each("pbul twist", "to"),
+    **_each("pover", "expire interval key priority sound to url url_title"),
+    **_each("revolt", "bot_token channel icon_url to url"),
+    **_each("rocket rockets", "avatar mode to webhook"),
+    **_each("ryver", "image mode"),
+    **_each("signal signals", "batch from status to"),
+    **_each("signl4", "action alerting_scenario dedup external_id filtering location service status"),
+    **_each("slack", "blocks footer image mode timestamp to token"),
+    **_each("splunk victorops", "action apikey entity_id route routing_key", ":"),
+    **_each("squadcast", "action dedup key priority region", "+"),
+    **_each("tgram", "album content detect image mdv preview silent thread to topic"),
+    **_each("webex wxteams", "mode to token"),
+    **_each("wecombot", "key"),
+    **_each("workflow workflows", "api-version id image pa powerautomate route routeid sig ver wrap"),
+    **_each("zulip", "to token"),
+}  # fmt: skip
+_PREFIXES = {"qsd+": "+", "qsd-": "-", "qsd:": ":"}
 _FIELDS = frozenset({"url"})
 # Header fields the transport sets itself (or must not forward: the answer must not be compressed).
 _OWN_HEADERS = frozenset({"host", "content-length", "connection", "accept-encoding", "transfer-encoding"})
@@ -141,8 +211,30 @@ def _asset() -> apprise.AppriseAsset:
     return apprise.AppriseAsset(storage_mode="memory", http_redirects=False)
 
 
+def _parsed(url: str) -> dict[str, Any] | None:
+    """Return Apprise's own reading of ``url``: what ``Apprise.instantiate`` would build the plugin from.
+
+    ``url_to_dict`` is the parser ``Apprise.instantiate`` runs on a string (the plugin's
+    ``parse_url``, or a service's own https URL through ``parse_native_url``). The guard reads
+    its result and the plugin is built from that same result, so there is one reading of the
+    URL, not ours beside Apprise's: ``;`` as well as ``&`` between parameters, percent-encoded
+    names, repeated keys (the last wins), case, and the ``+``/``-``/``:`` keys are as Apprise sees them.
+    """
+    try:
+        results = apprise_plugins.url_to_dict(url, secure_logging=True)
+    except Exception:  # a plugin's parser bug is a URL Apprise does not accept
+        return None
+    return results if isinstance(results, dict) else None
+
+
+def _instantiate(results: Mapping[str, Any]) -> Any:
+    # A copy: instantiate adds the asset and tags to the dictionary it is given.
+    return apprise.Apprise.instantiate(dict(results), asset=_asset(), suppress_exceptions=True)
+
+
 def _plugin(url: str) -> Any:
-    return apprise.Apprise.instantiate(url, asset=_asset(), suppress_exceptions=True)
+    results = _parsed(url)
+    return None if results is None else _instantiate(results)
 
 
 def _protocols(plugin: Any) -> set[str]:
@@ -156,23 +248,57 @@ def _protocols(plugin: Any) -> set[str]:
     return names
 
 
-def _refuse_file_params(url: str) -> None:
-    """Refuse parameters that name local files, and certificate checks turned off."""
-    # Everything after the first "?", as Apprise reads it: even after a "#channel", which a URL
-    # parser would take for a fragment with the parameters inside it.
-    query = url.split("?", 1)[1] if "?" in url else ""
-    for name, value in parse_qsl(query, keep_blank_values=True):
-        bare = name.lstrip("+-:").lower()
+def _refuse_params(results: Mapping[str, Any]) -> None:
+    """Refuse every parameter of Apprise's reading that the scheme's row of ALLOWED_PARAMS does not name."""
+    schema = str(results.get("schema") or "").lower()
+    allowed, prefixes = ALLOWED_PARAMS.get(schema, (frozenset(), frozenset()))
+    query: Mapping[str, Any] = results.get("qsd") or {}
+    for key in query:
+        name = str(key)
+        if not name:
+            continue  # "?a=b;" has an empty pair, which no plugin reads
+        bare = name.lstrip("+-:")
+        shown = render.flat(name, 40)
         if bare in _FILE_PARAMS:
+            raise ChannelConfigError("config.url", f"the parameter {shown}= names a local file and is not allowed")
+        if bare in _CONNECTION_PARAMS:
             raise ChannelConfigError(
-                "config.url", f"the parameter {bare}= names a local file and is not allowed"
+                "config.url", f"the parameter {shown}= changes how the plugin connects and is not allowed"
             )
-        if _PATH_LIKE.match(unquote(value).strip()):
+        if bare == "verify":
+            # Apprise's own truth table: "no", "off", "0", "disable", "never", "" and anything it
+            # can't read all turn the check off; only a yes leaves it on.
+            if name != "verify" or not parse_bool(query[key], False):
+                raise ChannelConfigError("config.url", "certificate checks cannot be turned off (verify=)")
+            continue
+        if name[0] in "+-:":
+            if name[0] in prefixes:
+                continue
             raise ChannelConfigError(
-                "config.url", f"the parameter {bare}= looks like a local path and is not allowed"
+                "config.url", f"the parameter {shown}= is not allowed: {schema}:// takes no {name[0]}keys"
             )
-        if bare == "verify" and value.strip().lower() in _OFF:
-            raise ChannelConfigError("config.url", "certificate checks cannot be turned off (verify=)")
+        if name not in allowed:
+            raise ChannelConfigError(
+                "config.url",
+                f"the parameter {shown}= is not allowed for {schema}:// (allowed: {', '.join(sorted(allowed))})",
+            )
+    for field, prefix in _PREFIXES.items():
+        extra: Mapping[str, Any] = results.get(field) or {}
+        if extra and prefix not in prefixes:
+            # A key Apprise files under a prefix without the URL spelling it so (" x", from %20x).
+            first = render.flat(str(next(iter(extra))), 40)
+            raise ChannelConfigError(
+                "config.url", f"the parameter {first}= is not allowed: {schema}:// takes no {prefix}keys"
+            )
+
+
+def _refuse_plugin_state(plugin: Any) -> None:
+    """Refuse a plugin that, as built, would read a file or skip the certificate check."""
+    if getattr(plugin, "verify_certificate", True) is not True:
+        raise ChannelConfigError("config.url", "certificate checks cannot be turned off (verify=)")
+    for value in vars(plugin).values():
+        if isinstance(value, apprise.AppriseAttachment | AttachBase) and len(value):
+            raise ChannelConfigError("config.url", "the URL makes the plugin read a file, which is not allowed")
 
 
 def parse(raw: Mapping[str, Any]) -> AppriseConfig:
@@ -184,14 +310,23 @@ def parse(raw: Mapping[str, Any]) -> AppriseConfig:
     scheme = url.split("://", 1)[0].lower()
     if scheme not in ALLOWED_SCHEMES and scheme not in {"http", "https"}:
         raise ChannelConfigError("config.url", f"the scheme {render.flat(scheme, 30)}:// is not allowed")
-    _refuse_file_params(url)
-    plugin = _plugin(url)
+    results = _parsed(url)
+    if results is None:
+        raise ChannelConfigError(
+            "config.url", "Apprise does not accept this URL: check its service and tokens"
+        )
+    schema = str(results.get("schema") or "").lower()
+    if schema not in ALLOWED_SCHEMES:
+        raise ChannelConfigError("config.url", f"the service {render.flat(schema, 30)}:// is not allowed")
+    _refuse_params(results)
+    plugin = _instantiate(results)
     if plugin is None:
         raise ChannelConfigError(
             "config.url", "Apprise does not accept this URL: check its service and tokens"
         )
     if not _protocols(plugin) & ALLOWED_SCHEMES:
         raise ChannelConfigError("config.url", f"the service {type(plugin).__name__} is not allowed")
+    _refuse_plugin_state(plugin)
     return AppriseConfig(url=url)
 
 
@@ -265,6 +400,51 @@ class _Exchange:
         return _response(prepared, answer.status, answer.headers, answer.body)
 
 
+class _Rehearsal:
+    """Stand in for the network while a plugin shows where it would connect: its first request's URL is kept, none is sent."""
+
+    def __init__(self) -> None:
+        self.url = ""
+
+    def send(self, prepared: requests.PreparedRequest) -> requests.Response:
+        self.url = self.url or prepared.url or ""
+        raise requests.exceptions.ConnectionError("nothing is sent in a rehearsal")
+
+
+def targets(config: AppriseConfig) -> tuple[str, ...]:
+    """Return the URL the plugin's first request would go to, for the address guard on save.
+
+    Learnt from the plugin itself, not from the URL: the plugin is built as a delivery builds it
+    and asked to send a test alert, and the first request it makes is taken (its URL kept) and
+    refused before any connection. So a service with a fixed host (slack:// goes to
+    hooks.slack.com) names that host, and a custom one (json://, ntfy://) the host and port the
+    plugin will really use. Empty when the plugin makes no request. Deliveries check every
+    request again, since DNS answers change.
+    """
+    plugin = _plugin(config.url)
+    if plugin is None:
+        return ()
+    plugin.retry = 0
+    rehearsal = _Rehearsal()
+    before = getattr(_local, "exchange", None)
+    _local.exchange = rehearsal
+    try:
+        plugin.notify(
+            body="Where does this channel send?",
+            title="Uptimy",
+            # A failure: the kind most alerts are, and one every plugin sends (Opsgenie's default
+            # mapping sends nothing for an info it has no alert to note on).
+            notify_type=apprise.NotifyType.FAILURE,
+            body_format=apprise.NotifyFormat.TEXT,
+            overflow=apprise.OverflowMode.TRUNCATE,
+        )
+    except Exception:  # noqa: S110  # the refused request may surface as a plugin's error: the URL is kept
+        pass
+    finally:
+        _local.exchange = before
+    return (rehearsal.url,) if rehearsal.url else ()
+
+
 def _host(url: str) -> str:
     return urlsplit(url).hostname or "the service"
 
@@ -291,7 +471,7 @@ _original_send = HTTPAdapter.send
 
 
 def _guarded_send(self: HTTPAdapter, request: requests.PreparedRequest, *args: Any, **kwargs: Any) -> Any:
-    exchange_: _Exchange | None = getattr(_local, "exchange", None)
+    exchange_: _Exchange | _Rehearsal | None = getattr(_local, "exchange", None)
     if exchange_ is None:
         return _original_send(self, request, *args, **kwargs)
     return exchange_.send(request)
@@ -370,6 +550,7 @@ KIND: ChannelKind[AppriseConfig] = ChannelKind(
     masked=masked,
     send=send,
     secret_fields=("url",),
+    targets=targets,
     retry_horizon=timedelta(hours=1),
     # Discord allows 30 messages a minute per webhook, Slack about one a second.
     rate_per_minute=30,

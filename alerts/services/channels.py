@@ -192,7 +192,11 @@ def _validated(channel_type: ChannelKind[Any], raw: Mapping[str, Any]) -> Any:
 
 def _url_field(channel_type: ChannelKind[Any], parsed: Any, url: str) -> str:
     stored = channel_type.dump(parsed)
-    return next((f"config.{name}" for name, value in stored.items() if value == url), "config")
+    named = next((f"config.{name}" for name, value in stored.items() if value == url), None)
+    if named is None and len(stored) == 1:
+        # A URL the kind derived from its one field (the host an Apprise plugin connects to).
+        named = f"config.{next(iter(stored))}"
+    return named or "config"
 
 
 def _name(name: str) -> str:
