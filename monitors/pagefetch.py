@@ -182,6 +182,42 @@ async def fetch_page_async(
         await conn.aclose()
 
 
+async def address_problem_async(url: str, *, nameservers: tuple[str, ...] = (), timeout: float = 5.0) -> str | None:
+    """Return the address guard's refusal of ``url``'s host, else None.
+
+    The guard and its words are the channels' on save (``probes.connection.Connection.pin``:
+    a literal or resolved private, loopback or link-local address is refused). A lookup that
+    fails or does not answer in time is no refusal here: the fetch says so when it runs.
+    """
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, UnicodeError):
+        return None
+    loop = asyncio.get_running_loop()
+    conn = Connection(
+        allow_private=False,
+        user_agent=USER_AGENT,
+        ssl_context=default_ssl_context(),
+        nameservers=nameservers,
+        deadline=loop.time() + timeout,
+    )
+    try:
+        async with asyncio.timeout(timeout):
+            await conn.pin(parsed)
+    except CheckFailed as failed:
+        return failed.reason if failed.kind is FailureKind.BLOCKED_ADDRESS else None
+    except (TimeoutError, OSError):
+        return None
+    finally:
+        await conn.aclose()
+    return None
+
+
+def address_problem(url: str, *, nameservers: tuple[str, ...] = (), timeout: float = 5.0) -> str | None:
+    """Return the address guard's refusal of ``url``'s host from synchronous code, else None (see above)."""
+    return run_sync(lambda: address_problem_async(url, nameservers=nameservers, timeout=timeout))
+
+
 def fetch_page(
     url: str,
     *,

@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db import transaction
 
 from monitors import quotes
 from monitors.errors import FieldsInvalid, ServiceError
 from monitors.models import Healthcheck, HealthcheckListing
-from monitors.pagefetch import FetchFailed, Page
+from monitors.pagefetch import FetchFailed, Page, address_problem
 from probes.checks.mcp import MCP
 from probes.text import text_fault
 
@@ -97,9 +98,29 @@ def _cleaned(data: Mapping[str, object]) -> dict[str, str]:
     if "namespace" in values and (problem := namespace_problem(values["namespace"])):
         errors["namespace"] = problem
     errors.update(_quote_problems(values))
+    errors.update(_address_problems(values, errors))
     if errors:
         raise FieldsInvalid(errors)
     return values
+
+
+def _address_problems(values: Mapping[str, str], errors: Mapping[str, str]) -> dict[str, str]:
+    """Return the address guard's refusals of the listing's links, with the words a webhook's save gets.
+
+    The pricing page is fetched (and checked again then: DNS answers change), and the website and
+    repository are links a directory visitor follows: none may point at a private address.
+    Checked on save as channels are, unless private targets are allowed (tests, self-hosting).
+    """
+    if settings.UPTIMY_ALLOW_PRIVATE_TARGETS:
+        return {}
+    problems: dict[str, str] = {}
+    for field in ("website_url", "repository_url", "pricing_url"):
+        url = values.get(field, "")
+        if url and field not in errors:
+            problem = address_problem(url, nameservers=tuple(settings.UPTIMY_DNS_SERVERS))
+            if problem:
+                problems[field] = problem
+    return problems
 
 
 def _quote_problems(values: Mapping[str, str]) -> dict[str, str]:
