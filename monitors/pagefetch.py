@@ -182,7 +182,9 @@ async def fetch_page_async(
         await conn.aclose()
 
 
-async def address_problem_async(url: str, *, nameservers: tuple[str, ...] = (), timeout: float = 5.0) -> str | None:
+async def address_problem_async(
+    url: str, *, nameservers: tuple[str, ...] = (), timeout: float = 5.0
+) -> str | None:
     """Return the address guard's refusal of ``url``'s host, else None.
 
     The guard and its words are the channels' on save (``probes.connection.Connection.pin``:

@@ -2,9 +2,14 @@
 
 The whole Apprise URL is the secret (its tokens are the credentials). Only the schemes in
 :data:`ALLOWED_SCHEMES` are taken: services Apprise reaches over HTTP(S), since those are the
-ones whose traffic this module can guard. URL parameters that name local files (``keyfile=``,
-``attach=``, any value that looks like a path) are refused, and the URL is validated with
-``Apprise.instantiate``, which builds the plugin without sending anything.
+ones whose traffic this module can guard. The URL is read once, by Apprise's own parser
+(``apprise.plugins.url_to_dict``, what ``Apprise.instantiate`` runs), and the plugin is built from
+that reading without sending anything: so ``;`` between parameters, encoded names, repeated keys
+and prefixed keys are seen exactly as Apprise sees them. Only the parameters on the scheme's row
+of :data:`ALLOWED_PARAMS` are taken; those that read a file or change how the plugin connects
+are refused by name in any spelling, ``verify=`` only as a yes, and the built plugin must check
+certificates and hold no attachment or template. On save the host the plugin's first request
+would go to (:func:`targets`, a rehearsal with nothing sent) passes the address guard.
 
 Apprise talks HTTP through ``requests``. While one of our deliveries runs, every request its
 plugin makes on this thread goes through :class:`_Exchange` instead of requests' own transport
@@ -221,7 +226,7 @@ def _parsed(url: str) -> dict[str, Any] | None:
     names, repeated keys (the last wins), case, and the ``+``/``-``/``:`` keys are as Apprise sees them.
     """
     try:
-        results = apprise_plugins.url_to_dict(url, secure_logging=True)
+        results = apprise_plugins.url_to_dict(url, secure_logging=True)  # type: ignore[no-untyped-call]
     except Exception:  # a plugin's parser bug is a URL Apprise does not accept
         return None
     return results if isinstance(results, dict) else None
@@ -260,7 +265,9 @@ def _refuse_params(results: Mapping[str, Any]) -> None:
         bare = name.lstrip("+-:")
         shown = render.flat(name, 40)
         if bare in _FILE_PARAMS:
-            raise ChannelConfigError("config.url", f"the parameter {shown}= names a local file and is not allowed")
+            raise ChannelConfigError(
+                "config.url", f"the parameter {shown}= names a local file and is not allowed"
+            )
         if bare in _CONNECTION_PARAMS:
             raise ChannelConfigError(
                 "config.url", f"the parameter {shown}= changes how the plugin connects and is not allowed"
@@ -268,7 +275,7 @@ def _refuse_params(results: Mapping[str, Any]) -> None:
         if bare == "verify":
             # Apprise's own truth table: "no", "off", "0", "disable", "never", "" and anything it
             # can't read all turn the check off; only a yes leaves it on.
-            if name != "verify" or not parse_bool(query[key], False):
+            if name != "verify" or not parse_bool(query[key], False):  # type: ignore[no-untyped-call]
                 raise ChannelConfigError("config.url", "certificate checks cannot be turned off (verify=)")
             continue
         if name[0] in "+-:":
@@ -298,7 +305,9 @@ def _refuse_plugin_state(plugin: Any) -> None:
         raise ChannelConfigError("config.url", "certificate checks cannot be turned off (verify=)")
     for value in vars(plugin).values():
         if isinstance(value, apprise.AppriseAttachment | AttachBase) and len(value):
-            raise ChannelConfigError("config.url", "the URL makes the plugin read a file, which is not allowed")
+            raise ChannelConfigError(
+                "config.url", "the URL makes the plugin read a file, which is not allowed"
+            )
 
 
 def parse(raw: Mapping[str, Any]) -> AppriseConfig:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import builtins
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -129,7 +128,7 @@ def secret_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def opened(monkeypatch: pytest.MonkeyPatch, secret_file: Path) -> Iterator[list[str]]:
+def opened(monkeypatch: pytest.MonkeyPatch, secret_file: Path) -> list[str]:
     """Record every open() of the secret file, by any spelling of its path, from any module."""
     real_open = builtins.open
     seen: list[str] = []
@@ -145,7 +144,7 @@ def opened(monkeypatch: pytest.MonkeyPatch, secret_file: Path) -> Iterator[list[
 
     monkeypatch.setattr(builtins, "open", spy)
     monkeypatch.chdir(secret_file.parent)
-    yield seen
+    return seen
 
 
 def refused(url: str) -> str | None:
@@ -153,9 +152,11 @@ def refused(url: str) -> str | None:
     try:
         KIND.parse({"url": url})
     except ChannelConfigError as exc:
-        assert exc.field == "config.url"
-        return exc.message
-    return None
+        field, message = exc.field, exc.message
+    else:
+        return None
+    assert field == "config.url"
+    return message
 
 
 def test_every_allowed_scheme_has_a_sample_and_a_row():
@@ -231,7 +232,9 @@ def test_refusals_name_the_parameter(query, words):
 @pytest.mark.parametrize(
     "url",
     [
-        with_query(SAMPLES["json"], "?format=text&overflow=split&emojis=yes&+X-Team=ops&-sound=&:message=text"),
+        with_query(
+            SAMPLES["json"], "?format=text&overflow=split&emojis=yes&+X-Team=ops&-sound=&:message=text"
+        ),
         with_query(SAMPLES["workflows"], "?image=no;wrap=yes&verify=yes"),
         with_query(SAMPLES["slack"], "?footer=no&image=no&format=markdown&tz=Europe/Paris"),
         with_query(SAMPLES["ntfy"], "?priority=high&xtags=warning&click=https://status.example.com"),

@@ -28,7 +28,9 @@ def refusal(response) -> str:
 
 @pytest.mark.parametrize("url", [SLACK, NATIVE_SLACK, f"{SLACK}?footer=no"])
 @pytest.mark.parametrize("address", ["10.0.0.5", "127.0.0.1", "169.254.169.254"])
-def test_a_fixed_host_service_resolving_to_a_private_address_is_refused_as_a_webhook_is(api, dns, url, address):
+def test_a_fixed_host_service_resolving_to_a_private_address_is_refused_as_a_webhook_is(
+    api, dns, url, address
+):
     dns.answers["hooks.slack.com"] = address
     webhook = refusal(save(api, "webhook", {"url": "https://hooks.slack.com/services/x"}))
 

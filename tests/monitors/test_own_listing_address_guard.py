@@ -49,7 +49,9 @@ def webhook_refusal(client, url: str) -> str:
 
 @pytest.mark.parametrize("field", FIELDS)
 @pytest.mark.parametrize("address", ["10.0.0.5", "127.0.0.1", "169.254.169.254", "fd00::1"])
-def test_a_link_resolving_to_a_private_address_is_refused_as_a_webhook_is(client, dns, mcp_check, field, address):
+def test_a_link_resolving_to_a_private_address_is_refused_as_a_webhook_is(
+    client, dns, mcp_check, field, address
+):
     dns.answers["internal.acme.example"] = address
     url = "https://internal.acme.example/pricing"
 
