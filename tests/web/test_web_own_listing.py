@@ -120,3 +120,15 @@ def test_every_refused_field_shows_its_message_at_once(owner, org, make_check):
     page = answer.content.decode()
     assert '<ul class="errorlist" id="namespace-errors">' in page
     assert '<ul class="errorlist" id="quote-errors">' in page
+
+
+def test_the_form_refuses_a_pricing_page_at_a_private_address(owner, org, make_check, settings):
+    # The form saves through the API's service, so the address guard's words are the field's message.
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = False
+    healthcheck = make_check(org)
+
+    answer = owner.post(listing_url(healthcheck), FORM | {"pricing_url": "http://10.0.0.5/pricing"})
+
+    assert answer.status_code == 400
+    assert "10.0.0.5 is a private address" in answer.content.decode()
+    assert not HealthcheckListing.objects.filter(healthcheck=healthcheck).exists()
