@@ -123,7 +123,16 @@ def with_query(url: str, query: str) -> str:
 @pytest.fixture
 def secret_file(tmp_path: Path) -> Path:
     path = tmp_path / "card.json"
-    path.write_text(json.dumps({"type": "message", "text": MARKER, "blocks": [], "content": MARKER}))
+    # A card Teams' Workflows plugin takes whole as its payload, so a read file would arrive.
+    card = {
+        "type": "message",
+        "attachments": [
+            {"contentType": "application/vnd.microsoft.card.adaptive", "content": {"text": MARKER}}
+        ],
+        "text": MARKER,
+        "blocks": [],
+    }
+    path.write_text(json.dumps(card))
     return path
 
 
