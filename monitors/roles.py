@@ -31,3 +31,15 @@ def role_change_refusal(*, actor: str, current: str | None, wanted: str | None, 
     if current == OWNER and wanted != OWNER and owners <= 1:
         return LAST_OWNER
     return None
+
+
+TWO_FACTOR_OWNERS_ONLY = "Only an owner can change whether the organization requires two-factor sign-in."
+
+
+def two_factor_policy_refusal(*, actor: str) -> str | None:
+    """Return why ``actor`` may not require (or stop requiring) two-factor sign-in; None for an owner.
+
+    Owners only, not admins: the rule binds the owners' own accounts too, and whoever may lift
+    it may weaken every member's sign-in.
+    """
+    return None if actor == OWNER else TWO_FACTOR_OWNERS_ONLY

@@ -48,6 +48,16 @@ from monitors.services.recording import (
     verdicts_settle,
 )
 from monitors.services.rollups import results_prune, rollups_refresh
+from monitors.services.two_factor import (
+    organization_require_two_factor,
+    recovery_codes_left,
+    recovery_codes_regenerate,
+    two_factor_confirm,
+    two_factor_disable,
+    two_factor_enrol,
+    two_factor_secret,
+    two_factor_verify,
+)
 from monitors.services.tenancy import (
     api_key_create,
     api_key_revoke,
@@ -60,6 +70,14 @@ from monitors.services.tenancy import (
 )
 
 __all__ = [
+    "organization_require_two_factor",
+    "recovery_codes_left",
+    "recovery_codes_regenerate",
+    "two_factor_confirm",
+    "two_factor_disable",
+    "two_factor_enrol",
+    "two_factor_secret",
+    "two_factor_verify",
     "INVITATION_GONE",
     "RULE_FIELDS",
     "HealthcheckUpdated",
