@@ -110,7 +110,9 @@ def organization_require_two_factor(*, organization: Organization, required: boo
     """Require (or stop requiring) a second factor of every member; owners only (monitors.roles)."""
     if actor.organization_id != organization.pk:
         raise ServiceError("require_two_factor", roles.TWO_FACTOR_OWNERS_ONLY)
-    refusal = roles.two_factor_policy_refusal(actor=actor.role)
+    refusal = roles.two_factor_policy_refusal(
+        actor=actor.role, actor_enrolled=_confirmed(actor.user) is not None, required=required
+    )
     if refusal is not None:
         raise ServiceError("require_two_factor", refusal)
     Organization.objects.filter(pk=organization.pk).update(require_two_factor=required)
