@@ -33,7 +33,6 @@ def role_change_refusal(*, actor: str, current: str | None, wanted: str | None, 
     return None
 
 
-
 TWO_FACTOR_OWNERS_ONLY = "Only an owner can change whether the organization requires two-factor sign-in."
 TWO_FACTOR_SELF_FIRST = (
     "Turn on two-factor sign-in for your own account first (Security), then require it of every member."

@@ -6,39 +6,64 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('monitors', '0020_outbox_cause_since_and_region_reasons'),
+        ("monitors", "0020_outbox_cause_since_and_region_reasons"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='organization',
-            name='require_two_factor',
+            model_name="organization",
+            name="require_two_factor",
             field=models.BooleanField(default=False),
         ),
         migrations.CreateModel(
-            name='TwoFactor',
+            name="TwoFactor",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('secret', models.TextField()),
-                ('created_at', models.DateTimeField()),
-                ('confirmed_at', models.DateTimeField(blank=True, null=True)),
-                ('last_used_step', models.BigIntegerField(blank=True, null=True)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='two_factor', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("secret", models.TextField()),
+                ("created_at", models.DateTimeField()),
+                ("confirmed_at", models.DateTimeField(blank=True, null=True)),
+                ("last_used_step", models.BigIntegerField(blank=True, null=True)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="two_factor",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='RecoveryCode',
+            name="RecoveryCode",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('code_hash', models.CharField(max_length=64)),
-                ('used_at', models.DateTimeField(blank=True, null=True)),
-                ('two_factor', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='recovery_codes', to='monitors.twofactor')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("code_hash", models.CharField(max_length=64)),
+                ("used_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "two_factor",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="recovery_codes",
+                        to="monitors.twofactor",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('two_factor', 'code_hash'), name='recovery_code_unique')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("two_factor", "code_hash"), name="recovery_code_unique")
+                ],
             },
         ),
     ]
