@@ -58,7 +58,11 @@ def pending_of(request: HttpRequest, *, now: datetime) -> Pending | None:
     if pending_expired(started=float(state.get("at", 0)), now=now.timestamp(), lifetime=lifetime):
         pending_clear(request)
         return None
-    user = get_user_model().objects.filter(pk=state.get("user"), is_active=True).first()
+    user_id = state.get("user")
+    if not isinstance(user_id, int):
+        pending_clear(request)
+        return None
+    user = get_user_model().objects.filter(pk=user_id, is_active=True).first()
     # A password changed (or reset) since the first step ends the pending state: the hash moved.
     if user is None or not constant_time_compare(user.get_session_auth_hash(), str(state.get("hash", ""))):
         pending_clear(request)

@@ -7,7 +7,7 @@ Content-Security-Policy allows (img-src data:), beside the secret as text.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import segno
 from django.conf import settings
@@ -28,6 +28,9 @@ from web.access import Seat, member_view
 from web.forms import ConfirmCodeForm, OrganizationSecurityForm, ProofForm, SecondFactorForm
 from web.throttle import login_attempt, login_attempt_succeeded, wait_words
 from web.two_factor import pending_clear, pending_of
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 SIGN_IN_AGAIN = "Your sign-in took too long or was interrupted: sign in again."
 WRONG_SECOND_FACTOR = "That code is wrong or was used already."
@@ -178,7 +181,7 @@ def login_two_factor(request: HttpRequest) -> HttpResponse:
         if used is not None:
             login_attempt_succeeded(request, username)
             pending_clear(request)
-            login(request, pending.user, backend=pending.backend)
+            login(request, cast("User", pending.user), backend=pending.backend)
             if used == "recovery":
                 left = services.recovery_codes_left(user=pending.user)
                 messages.warning(

@@ -10,6 +10,7 @@ Every wait is Playwright's auto-waiting on what the page shows.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,9 +20,33 @@ from monitors.models import Membership, Organization
 from monitors.services import membership_add
 from tests.totp_reference import totp
 from tests.web.conftest import PASSWORD
-from tests.web.test_web_browser import app, page, sign_up  # noqa: F401  (fixtures and the sign-up steps)
+from tests.web.test_web_browser import sign_up
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+@pytest.fixture
+def app(live_server, settings) -> str:
+    """Return the live server's app URL over plain HTTP, as a local try has it."""
+    settings.SESSION_COOKIE_SECURE = False
+    settings.CSRF_COOKIE_SECURE = False
+    return live_server.url
+
+
+@pytest.fixture
+def page(chromium) -> Iterator[Any]:
+    """Return a fresh browser tab; fail the test on any Content-Security-Policy refusal (the QR code's too)."""
+    context = chromium.new_context()
+    context.set_default_timeout(20_000)
+    tab = context.new_page()
+    refusals: list[str] = []
+    tab.on(
+        "console",
+        lambda message: refusals.append(message.text) if "Content Security Policy" in message.text else None,
+    )
+    yield tab
+    context.close()
+    assert not refusals, refusals
 
 
 def sign_out(page: Any) -> None:
