@@ -19,6 +19,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
 from monitors import roles, selectors, services
@@ -85,6 +86,7 @@ def two_factor_enrol(request: HttpRequest) -> HttpResponse:
     return redirect("web:security")
 
 
+@sensitive_post_parameters("code")
 @require_POST
 @login_required
 def two_factor_confirm(request: HttpRequest) -> HttpResponse:
@@ -105,6 +107,7 @@ def two_factor_confirm(request: HttpRequest) -> HttpResponse:
     return _security_page(request, confirm_form=form, status=400)
 
 
+@sensitive_post_parameters("regenerate-proof")
 @require_POST
 @login_required
 def recovery_codes_regenerate(request: HttpRequest) -> HttpResponse:
@@ -125,6 +128,7 @@ def recovery_codes_regenerate(request: HttpRequest) -> HttpResponse:
     return _security_page(request, regenerate_form=form, status=400)
 
 
+@sensitive_post_parameters("disable-proof")
 @require_POST
 @login_required
 def two_factor_disable(request: HttpRequest) -> HttpResponse:
@@ -152,6 +156,7 @@ def _recovery_codes_page(request: HttpRequest, codes: list[str]) -> HttpResponse
 # --- the sign-in's second step ------------------------------------------------------------------------
 
 
+@sensitive_post_parameters("code")
 @require_http_methods(["GET", "HEAD", "POST"])
 def login_two_factor(request: HttpRequest) -> HttpResponse:
     """Take the second factor of a sign-in whose password was right; sign the person in once it holds.

@@ -244,3 +244,23 @@ def test_a_member_without_a_second_factor_is_sent_to_enrol(make_member, org, per
     assert htmx["HX-Redirect"] == SECURITY
     enrol(person, now)
     assert browser.get("/app/").status_code == 200
+
+
+def test_a_password_change_between_the_steps_ends_the_pending_sign_in(org, person, now):
+    membership_add(organization=org, user=person, role=Membership.Role.OWNER)
+    secret, _ = enrol(person, now)
+    browser = Client()
+    password_step(browser)
+    person.set_password("changed-meanwhile-long-99")
+    person.save()
+    assert browser.post(SECOND_STEP, {"code": totp(secret, now.timestamp())})["Location"] == LOGIN
+    assert "_auth_user_id" not in browser.session
+
+
+def test_the_pending_sign_in_belongs_to_its_session_only(org, person, now):
+    membership_add(organization=org, user=person, role=Membership.Role.OWNER)
+    secret, _ = enrol(person, now)
+    password_step(Client())
+    other = Client()
+    assert other.post(SECOND_STEP, {"code": totp(secret, now.timestamp())})["Location"] == LOGIN
+    assert "_auth_user_id" not in other.session
