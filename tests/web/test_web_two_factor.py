@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from datetime import timedelta
 
@@ -264,3 +265,42 @@ def test_the_pending_sign_in_belongs_to_its_session_only(org, person, now):
     other = Client()
     assert other.post(SECOND_STEP, {"code": totp(secret, now.timestamp())})["Location"] == LOGIN
     assert "_auth_user_id" not in other.session
+
+
+def test_no_log_line_holds_the_secret_or_a_code(make_member, org, now, caplog):
+    caplog.set_level(logging.DEBUG)
+    browser = make_member(org, username="logs@example.com")
+    browser.post("/app/account/security/enrol/")
+    html = browser.get(SECURITY).content.decode()
+    secret = re.search(r'id="two-factor-secret">([A-Z2-7 ]+)<', html).group(1).replace(" ", "")
+    code = totp(secret, now.timestamp())
+    page = browser.post("/app/account/security/confirm/", {"code": code}).content.decode()
+    recovery = re.findall(r"<code>([a-z0-9]{5}-[a-z0-9]{5})</code>", page)
+    signing_in = Client()
+    password_step(signing_in, username="logs@example.com")
+    signing_in.post(SECOND_STEP, {"code": "000000"})
+    signing_in.post(SECOND_STEP, {"code": recovery[0]})
+    logged = "\n".join(record.getMessage() for record in caplog.records)
+    for value in (secret, code, *recovery):
+        assert value not in logged
+
+
+def test_the_admin_signs_in_through_the_second_factor_too(org, person, now):
+    person.is_staff = person.is_superuser = True
+    person.save()
+    secret, _ = enrol(person, now)
+    browser = Client()
+    sent = browser.get("/admin/", follow=True)
+    assert sent.redirect_chain[-1][0] == "/app/login/?next=/admin/"
+    answer = browser.post(
+        f"{LOGIN}?next=/admin/", {"username": "ada@example.com", "password": PASSWORD, "next": "/admin/"}
+    )
+    assert answer["Location"] == SECOND_STEP
+    assert browser.get("/admin/").status_code == 302
+    assert browser.post(SECOND_STEP, {"code": totp(secret, now.timestamp())})["Location"] == "/admin/"
+    assert browser.get("/admin/").status_code == 200
+
+
+def test_a_signed_in_account_without_admin_access_is_refused_not_looped(make_member, org):
+    browser = make_member(org)
+    assert browser.get("/admin/", follow=True).status_code == 403
