@@ -22,6 +22,7 @@ from monitors.models import (
     OutboxBatch,
     Plan,
     ProbeResult,
+    RecoveryCode,
     Region,
     RegionState,
     Rollup,
@@ -30,6 +31,7 @@ from monitors.models import (
     ToolChange,
     ToolList,
     ToolListVersion,
+    TwoFactor,
 )
 
 _ModelT = TypeVar("_ModelT", bound=Model)
@@ -261,3 +263,25 @@ class HealthcheckListingAdmin(ReadOnlyAdmin[HealthcheckListing]):
     ]
     search_fields = ["namespace", "healthcheck__name"]
     list_select_related = ["healthcheck"]
+
+
+@admin.register(TwoFactor)
+class TwoFactorAdmin(ReadOnlyAdmin[TwoFactor]):
+    """Show who signs in with a second factor; deleting the row turns it off for a person who lost theirs.
+
+    The secret is never shown, not even encrypted.
+    """
+
+    list_display = ["user", "created_at", "confirmed_at"]
+    exclude = ["secret", "last_used_step"]
+    search_fields = ["user__username", "user__email"]
+    list_select_related = ["user"]
+
+
+@admin.register(RecoveryCode)
+class RecoveryCodeAdmin(ReadOnlyAdmin[RecoveryCode]):
+    """Show how many recovery codes are used; the codes themselves exist only as hashes, never shown."""
+
+    list_display = ["two_factor", "used_at"]
+    exclude = ["code_hash"]
+    list_select_related = ["two_factor__user"]

@@ -66,6 +66,9 @@ class Organization(models.Model):
     name = models.CharField(max_length=128)
     plan = models.ForeignKey(Plan, on_delete=models.PROTECT, related_name="organizations")
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set by an owner (monitors.services.organization_require_two_factor): a member without a
+    # confirmed second factor is sent to enrol before any page of the organization opens.
+    require_two_factor = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["slug"]
@@ -668,3 +671,40 @@ class HealthcheckListing(models.Model):
 
     def __str__(self) -> str:
         return self.namespace
+
+
+class TwoFactor(models.Model):
+    """Hold an account's TOTP second factor: the secret (encrypted), when it was confirmed, the last step used.
+
+    A row without ``confirmed_at`` is an enrolment in progress: it signs nobody in until a
+    current code has proven the authenticator holds the secret.
+    """
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="two_factor")
+    # The base32 TOTP secret, encrypted with UPTIMY_SECRETS_KEY (monitors.secrets); never shown
+    # again once confirmed, never in the API or a log.
+    secret = models.TextField()
+    created_at = models.DateTimeField()
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    # The RFC 6238 time step of the last code accepted: a code of this step or an earlier one is
+    # refused, so a code seen over a shoulder can't be used again within its window.
+    last_used_step = models.BigIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"two-factor of {self.user} ({'on' if self.confirmed_at else 'enrolling'})"
+
+
+class RecoveryCode(models.Model):
+    """Let a person in once without their authenticator: only the code's SHA-256 is stored."""
+
+    two_factor = models.ForeignKey(TwoFactor, on_delete=models.CASCADE, related_name="recovery_codes")
+    code_hash = models.CharField(max_length=64)
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["two_factor", "code_hash"], name="recovery_code_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"recovery code of {self.two_factor.user} ({'used' if self.used_at else 'unused'})"

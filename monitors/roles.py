@@ -31,3 +31,23 @@ def role_change_refusal(*, actor: str, current: str | None, wanted: str | None, 
     if current == OWNER and wanted != OWNER and owners <= 1:
         return LAST_OWNER
     return None
+
+
+TWO_FACTOR_OWNERS_ONLY = "Only an owner can change whether the organization requires two-factor sign-in."
+TWO_FACTOR_SELF_FIRST = (
+    "Turn on two-factor sign-in for your own account first (Security), then require it of every member."
+)
+
+
+def two_factor_policy_refusal(*, actor: str, actor_enrolled: bool, required: bool) -> str | None:
+    """Return why ``actor`` may not require (``required``) or stop requiring two-factor sign-in; None when allowed.
+
+    Owners only, not admins: the rule binds the owners' own accounts too, and whoever may lift
+    it may weaken every member's sign-in. An owner requires it only once their own account has
+    it, so the rule can't send the person who set it out of the app on their next page.
+    """
+    if actor != OWNER:
+        return TWO_FACTOR_OWNERS_ONLY
+    if required and not actor_enrolled:
+        return TWO_FACTOR_SELF_FIRST
+    return None

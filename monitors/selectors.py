@@ -58,6 +58,7 @@ from monitors.models import (
     ToolChange,
     ToolList,
     ToolListVersion,
+    TwoFactor,
 )
 from monitors.secrets import SecretUnreadable, decrypt_headers
 from monitors.signals import acknowledgements_asked, licence_asked
@@ -1321,3 +1322,26 @@ def _metadata_address(endpoint: str) -> str:
         return str(prm_candidates(httpx.URL(endpoint), None)[0][0])
     except (httpx.InvalidURL, IndexError):
         return ""
+
+
+def two_factor_on(*, user: AbstractBaseUser | AnonymousUser) -> bool:
+    """Return whether the account signs in with a confirmed second factor."""
+    if user.pk is None:
+        return False
+    return TwoFactor.objects.filter(user_id=user.pk, confirmed_at__isnull=False).exists()
+
+
+def two_factor_enrolment(*, user: AbstractBaseUser | AnonymousUser) -> TwoFactor | None:
+    """Return the account's enrolment in progress (a secret not yet confirmed by a code), if any."""
+    if user.pk is None:
+        return None
+    return TwoFactor.objects.filter(user_id=user.pk, confirmed_at__isnull=True).first()
+
+
+def two_factor_requirers(*, user: AbstractBaseUser | AnonymousUser) -> list[Organization]:
+    """Return the user's organizations whose owners require two-factor sign-in, by name."""
+    if user.pk is None:
+        return []
+    return list(
+        Organization.objects.filter(memberships__user_id=user.pk, require_two_factor=True).order_by("name")
+    )

@@ -411,6 +411,11 @@ LOGOUT_REDIRECT_URL = "web:login"
 # sign-in form says how long to wait (web/throttle.py).
 UPTIMY_LOGIN_ATTEMPTS: int = env.int("UPTIMY_LOGIN_ATTEMPTS", default=10)
 UPTIMY_LOGIN_WINDOW_SECONDS: int = env.int("UPTIMY_LOGIN_WINDOW_SECONDS", default=900)
+# Two-factor sign-in (web/two_factor.py): how long a correct password waits for its second
+# factor (the session holds the user as pending, not signed in), and the issuer an authenticator
+# app shows beside the account.
+UPTIMY_TWO_FACTOR_PENDING_SECONDS: int = env.int("UPTIMY_TWO_FACTOR_PENDING_SECONDS", default=300)
+UPTIMY_TWO_FACTOR_ISSUER: str = env.str("UPTIMY_TWO_FACTOR_ISSUER", default="Uptimy")
 # django-csp 4: what the web app's pages may load. Everything from this origin only, no inline
 # script or style (htmx is configured by a <meta> tag, its inline indicator styles off), SVG
 # charts are inline markup, never data: scripts.

@@ -1,12 +1,33 @@
 """Mount every app's routes: the health endpoint, the metrics, the admin, sign-in, the REST API, the web app, the status pages and the reports."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.contrib.auth.views import redirect_to_login
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.urls import include, path, reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from monitors.views import healthz, not_found
 from signin.urls import oauth_urlpatterns, well_known_urlpatterns
 from uptimy.home import home
 from uptimy.metrics import metrics
+
+
+def _admin_login(request: HttpRequest, extra_context: object = None) -> HttpResponse:
+    """Send the admin's sign-in to the web app's, so an account with a second factor is asked for it there too.
+
+    Django's own admin form takes the password alone: a staff account that signed in there would
+    hold a session that the web app honours, its second factor skipped.
+    """
+    if request.user.is_authenticated:
+        # Signed in but not staff: sending them to sign in again would loop back here.
+        return HttpResponseForbidden("This account has no access to the admin.", content_type="text/plain")
+    target = request.GET.get("next", "")
+    if not url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()}):
+        target = reverse("admin:index")
+    return redirect_to_login(target, reverse("web:login"))
+
+
+admin.site.login = _admin_login  # type: ignore[method-assign]
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),

@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from functools import wraps
 from typing import Any, Concatenate, ParamSpec
 
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
 
 from monitors.models import Membership, Organization
-from monitors.selectors import memberships_of
+from monitors.selectors import memberships_of, two_factor_on
 
 SESSION_ORGANIZATION = "web_organization"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
@@ -67,13 +69,15 @@ def seat_of(request: HttpRequest) -> Seat | None:
 
 
 def member_view(
-    *, manage: bool = False, writers_only: bool = False
+    *, manage: bool = False, writers_only: bool = False, enrolment_exempt: bool = False
 ) -> Callable[[Callable[Concatenate[HttpRequest, Seat, P], HttpResponse]], Callable[..., HttpResponse]]:
     """Wrap a view that works in the user's organization; it is called with (request, seat, ...).
 
     GET and HEAD are for every member; any other method answers 403 to a viewer, and with
     ``manage`` to anyone but an owner or admin. With ``writers_only`` every method answers 403
-    to a viewer.
+    to a viewer. In an organization that requires two-factor sign-in, a member without it is
+    sent to the Security page to set it up (``enrolment_exempt``: the organization switcher,
+    the way out to another organization).
     """
 
     def decorate(
@@ -84,6 +88,8 @@ def member_view(
             seat = seat_of(request)
             if seat is None:
                 return render(request, "web/no_organization.html", status=403)
+            if not enrolment_exempt and _enrolment_owed(request, seat):
+                return _to_enrolment(request, seat)
             if request.method not in SAFE_METHODS or writers_only:
                 if not seat.can_write:
                     return _refused(request, VIEWER_REFUSED)
@@ -99,3 +105,24 @@ def member_view(
 def _refused(request: HttpRequest, reason: str) -> HttpResponse:
     """Answer 403 on the app's own page, saying why (rendered here: the site's 403 page is not the app's)."""
     return render(request, "web/403.html", {"reason": reason}, status=403)
+
+
+def enrolment_required_words(organizations: list[Organization]) -> str:
+    """Say which organizations require two-factor sign-in of the user, and what to do."""
+    names = ", ".join(o.name for o in organizations)
+    return f"{names} requires two-factor sign-in: set it up here to go on."
+
+
+def _enrolment_owed(request: HttpRequest, seat: Seat) -> bool:
+    return seat.organization.require_two_factor and not two_factor_on(user=request.user)
+
+
+def _to_enrolment(request: HttpRequest, seat: Seat) -> HttpResponse:
+    """Send a member who owes a second factor to the Security page (htmx: the whole page, not a fragment)."""
+    messages.warning(request, enrolment_required_words([seat.organization]))
+    url = reverse("web:security")
+    if request.headers.get("HX-Request"):
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = url
+        return response
+    return redirect(url)

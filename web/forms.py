@@ -100,3 +100,46 @@ class InviteForm(forms.Form):
 
 class RoleForm(forms.Form):
     role = forms.ChoiceField(label="Role", choices=ROLE_CHOICES)
+
+
+class SecondFactorForm(forms.Form):
+    """The sign-in's second step: a code from the authenticator, or one of the recovery codes."""
+
+    code = forms.CharField(
+        label="Authentication code",
+        max_length=32,
+        strip=True,
+        help_text="The 6 digits your authenticator app shows, or one of your recovery codes.",
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "autofocus": True}),
+    )
+
+
+class ConfirmCodeForm(forms.Form):
+    """Confirm an enrolment with the code the newly set-up authenticator shows."""
+
+    code = forms.CharField(
+        label="Code from your authenticator",
+        max_length=16,
+        strip=True,
+        widget=forms.TextInput(attrs={"autocomplete": "one-time-code", "inputmode": "numeric"}),
+    )
+
+
+class ProofForm(forms.Form):
+    """Prove it is the account's owner before a change to its second factor: a current code or the password."""
+
+    proof = forms.CharField(
+        label="Current code or password",
+        max_length=256,
+        strip=False,
+        help_text="A code your authenticator shows now, or your account's password.",
+        widget=forms.PasswordInput(attrs={"autocomplete": "current-password"}),
+    )
+
+
+class OrganizationSecurityForm(forms.Form):
+    require_two_factor = forms.BooleanField(
+        label="Require two-factor sign-in of every member",
+        required=False,
+        help_text="Members without it are sent to set it up before they can use this organization's pages.",
+    )

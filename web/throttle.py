@@ -47,3 +47,27 @@ def wait_words(seconds: int) -> str:
     """Say a wait in minutes (at least one), as the sign-in form shows it."""
     minutes = max(1, math.ceil(seconds / 60))
     return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+# --- one attempt at a time: replaced by the atomic version at merge -----------------------------------
+
+
+def login_attempt(request: HttpRequest, username: str) -> int:
+    """Count one attempt for the client's address and the user name; return 0 when it may go ahead, else seconds to wait.
+
+    Counted before the attempt is judged, so a wrong code counts; login_attempt_succeeded takes
+    a good one back. (Thin wrapper over the functions above; replaced by the atomic version at merge.)
+    """
+    wait = login_wait_seconds(request, username)
+    if wait:
+        return wait
+    login_failed(request, username)
+    return 0
+
+
+def login_attempt_succeeded(request: HttpRequest, username: str) -> None:
+    """Take back the attempt login_attempt counted, now that it succeeded (replaced by the atomic version at merge)."""
+    for key in _keys(request, username):
+        failures: list[float] = cache.get(key, [])
+        if failures:
+            cache.set(key, failures[:-1], settings.UPTIMY_LOGIN_WINDOW_SECONDS)

@@ -4,6 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from web import status_page_views as pages
+from web import two_factor_views as two_factor
 from web import views
 
 app_name = "web"
@@ -11,7 +12,18 @@ app_name = "web"
 urlpatterns = [
     path("", views.dashboard, name="dashboard"),
     path("login/", views.SignInView.as_view(), name="login"),
+    path("login/two-factor/", two_factor.login_two_factor, name="login-two-factor"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("account/security/", two_factor.security, name="security"),
+    path("account/security/enrol/", two_factor.two_factor_enrol, name="two-factor-enrol"),
+    path("account/security/confirm/", two_factor.two_factor_confirm, name="two-factor-confirm"),
+    path(
+        "account/security/recovery-codes/",
+        two_factor.recovery_codes_regenerate,
+        name="two-factor-recovery-codes",
+    ),
+    path("account/security/disable/", two_factor.two_factor_disable, name="two-factor-disable"),
+    path("settings/organization/", two_factor.organization_settings, name="organization-settings"),
     path("signup/", views.signup, name="signup"),
     path(
         "password-reset/",

@@ -52,11 +52,12 @@ from statuspages.render.chart import response_time_svg
 from web import alert_policy_form, channel_form, maintenance_form
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
-from web.access import SESSION_ORGANIZATION, Seat, member_view
+from web.access import SESSION_ORGANIZATION, Seat, enrolment_required_words, member_view
 from web.api_errors import saved
 from web.confirm import confirm_delete
 from web.forms import ROLE_CHOICES, ApiKeyForm, InviteForm, RateLimitedLoginForm, RoleForm, SignupForm
 from web.results import ResultView, view_of_outcome
+from web.two_factor import pending_begin
 
 STATUS_CHOICES = ("up", "degraded", "down", "pending", "paused")
 
@@ -65,9 +66,29 @@ STATUS_CHOICES = ("up", "degraded", "down", "pending", "paused")
 
 
 class SignInView(LoginView):
+    """Sign in with a password; an account with a second factor goes on to its second step, not signed in yet."""
+
     template_name = "web/accounts/login.html"
     authentication_form = RateLimitedLoginForm
     redirect_authenticated_user = True
+
+    def form_valid(self, form: RateLimitedLoginForm) -> HttpResponse:  # type: ignore[override]
+        user = form.get_user()
+        if selectors.two_factor_on(user=user):
+            pending_begin(
+                self.request,
+                user,
+                backend=getattr(user, "backend", "django.contrib.auth.backends.ModelBackend"),
+                next_url=self.get_redirect_url(),
+                now=timezone.now(),
+            )
+            return redirect("web:login-two-factor")
+        response = super().form_valid(form)
+        requirers = selectors.two_factor_requirers(user=user)
+        if requirers:
+            messages.warning(request=self.request, message=enrolment_required_words(requirers))
+            return redirect("web:security")
+        return response
 
 
 @require_http_methods(["GET", "POST"])
@@ -169,7 +190,7 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @require_POST
-@member_view()
+@member_view(enrolment_exempt=True)
 def switch_organization(request: HttpRequest, seat: Seat) -> HttpResponse:
     """Work in another of the user's organizations from now on (kept in the session)."""
     wanted = request.POST.get("organization", "")

@@ -58,6 +58,16 @@ from monitors.services.tenancy import (
     organization_create,
     organization_sign_up,
 )
+from monitors.services.two_factor import (
+    organization_require_two_factor,
+    recovery_codes_left,
+    recovery_codes_regenerate,
+    two_factor_confirm,
+    two_factor_disable,
+    two_factor_enrol,
+    two_factor_secret,
+    two_factor_verify,
+)
 
 __all__ = [
     "INVITATION_GONE",
@@ -93,14 +103,22 @@ __all__ = [
     "membership_remove",
     "membership_role_set",
     "organization_create",
+    "organization_require_two_factor",
     "organization_sign_up",
     "outcomes_record",
     "quote_verification_record",
     "quotes_verify",
+    "recovery_codes_left",
+    "recovery_codes_regenerate",
     "result_unsaved",
     "results_prune",
     "rollups_refresh",
     "stale_after",
     "storable_outcome",
+    "two_factor_confirm",
+    "two_factor_disable",
+    "two_factor_enrol",
+    "two_factor_secret",
+    "two_factor_verify",
     "verdicts_settle",
 ]
