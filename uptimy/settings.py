@@ -99,6 +99,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # The web app's Content-Security-Policy (CONTENT_SECURITY_POLICY below), on its pages only.
     "web.middleware.WebContentSecurityPolicy",
+    # The public status pages' own (statuspages/policy.py): no script, their styles, the logo's origin.
+    "statuspages.middleware.StatusPagePolicy",
 ]
 
 ROOT_URLCONF = "uptimy.urls"
