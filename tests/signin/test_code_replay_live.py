@@ -38,7 +38,9 @@ def test_a_replayed_code_revokes_the_sdks_tokens(live_uptimy):
         return len((await session.list_tools()).tools)
 
     assert signed_in_session(live_uptimy, person, storage, work) > 0
-    assert person.answer is not None and storage.tokens is not None and storage.client_info is not None
+    assert person.answer is not None
+    assert storage.tokens is not None
+    assert storage.client_info is not None
     tokens, client_id = storage.tokens, storage.client_info.client_id
     assert mcp_status(live_uptimy, tokens.access_token) == 200
 

@@ -28,7 +28,8 @@ def routes(made) -> list[tuple[str, str]]:
     """Return (path under the page, expected policy kind) for every public route of the page."""
     incident = PublishedIncident.objects.filter(page=made.page).first()
     component = Component.objects.filter(page=made.page).first()
-    assert incident is not None and component is not None
+    assert incident is not None
+    assert component is not None
     return [
         ("", "page"),
         ("history/", "page"),
