@@ -117,3 +117,24 @@ def test_two_concurrent_exchanges_of_one_code_leave_at_most_one_working_token(
     assert len(answers) == 2
     assert len(working) <= 1
     assert sum("error" in a for a in answers) >= 1
+
+
+def test_the_hourly_task_forgets_codes_once_whatever_they_issued_has_expired(
+    register, consent, browser, org, settings
+):
+    from datetime import timedelta
+
+    from oauth2_provider.settings import oauth2_settings
+
+    from signin.tasks import clear_expired_tokens
+
+    assistant, code = code_for(register, consent, browser, org)
+    assistant.exchange(code)
+    second, second_code = code_for(register, consent, browser, org)
+    lifetime = timedelta(seconds=oauth2_settings.REFRESH_TOKEN_EXPIRE_SECONDS)
+    CodeRedemption.objects.update(redeemed_at=timezone.now() - lifetime - timedelta(minutes=1))
+    second.exchange(second_code)
+
+    clear_expired_tokens()
+
+    assert CodeRedemption.objects.count() == 1
