@@ -4,13 +4,15 @@ The toolkit runs the protocol (oauthlib underneath) and stores codes and tokens 
 client, user, scopes and RFC 8707 resource; these two classes, named in settings.OAUTH2_PROVIDER,
 add what is Uptimy's. The organization chosen on the consent screen rides on the oauthlib request
 (``request.uptimy_organization_id``) from the consent to the code, from the code to the tokens,
-and from a refresh token to the tokens it mints.
+and from a refresh token to the tokens it mints. A code exchanged twice revokes what it issued
+(``validate_code``, ``save_bearer_token``; signin.models.CodeRedemption).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2 import Server
 from oauthlib.oauth2.rfc6749 import errors
@@ -19,9 +21,19 @@ from oauthlib.oauth2.rfc6749.grant_types.authorization_code import code_challeng
 from monitors.models import Membership
 from signin.client_metadata import ClientMetadataRefused, is_metadata_url
 from signin.models import AccessTokenOrganization, GrantOrganization, RefreshTokenOrganization
-from signin.services import metadata_client_refresh
+from signin.services import (
+    code_redemption_claim,
+    code_redemption_link,
+    code_redemption_replayed,
+    issued_tokens_revoke,
+    metadata_client_refresh,
+)
 
 ORGANIZATION_ATTRIBUTE = "uptimy_organization_id"
+# The code exchange under way (signin.models.CodeRedemption) and what it issued, on the oauthlib request.
+REDEMPTION_ATTRIBUTE = "uptimy_code_redemption_id"
+ISSUED_ACCESS_ATTRIBUTE = "uptimy_issued_access_token_id"
+ISSUED_FAMILY_ATTRIBUTE = "uptimy_issued_token_family"
 
 
 class S256Server(Server):  # type: ignore[misc]  # oauthlib is untyped
@@ -84,12 +96,62 @@ class OrganizationValidator(OAuth2Validator):  # type: ignore[misc]  # django-oa
         self, client_id: str, code: str, client: Any, request: Any, *args: Any, **kwargs: Any
     ) -> bool:
         if not super().validate_code(client_id, code, client, request, *args, **kwargs):
+            # Gone: never issued, expired, or exchanged already (the toolkit deletes it then). A
+            # replay revokes what the first exchange issued (RFC 6749 §4.1.2); all are invalid_grant.
+            code_redemption_replayed(code=code, application=client, now=timezone.now())
             return False
         binding = GrantOrganization.objects.filter(grant__code=code, grant__application=client).first()
         if binding is None:
             return False
         setattr(request, ORGANIZATION_ATTRIBUTE, binding.organization_id)
         return True
+
+    def confirm_redirect_uri(
+        self,
+        client_id: str,
+        code: str,
+        redirect_uri: str,
+        client: Any,
+        request: Any,
+        *args: Any,
+        **kwargs: Any,
+    ) -> bool:
+        """Confirm the redirect URI as the toolkit does, then claim the code: the token request's last check.
+
+        Claimed only once the code, its PKCE verifier and its redirect URI are good, so a
+        request that fails one of them (a client's typo, a thief without the verifier) does
+        not use the code up. Of two exchanges of one code that both got this far, the one
+        that cannot claim it is the replay.
+        """
+        if not super().confirm_redirect_uri(client_id, code, redirect_uri, client, request, *args, **kwargs):
+            return False
+        redemption_id = code_redemption_claim(code=code, application=client)
+        if redemption_id is None:
+            code_redemption_replayed(code=code, application=client, now=timezone.now())
+            raise errors.InvalidGrantError(request=request)
+        setattr(request, REDEMPTION_ATTRIBUTE, redemption_id)
+        return True
+
+    def save_bearer_token(self, token: Any, request: Any, *args: Any, **kwargs: Any) -> Any:
+        """Save the tokens as the toolkit does, then tie those a code issued to the code; revoke them if it was replayed meanwhile.
+
+        After the toolkit's transaction has committed, so that a replay racing this exchange
+        either finds the link (and revokes the tokens) or has marked the code first (and this
+        revokes them and answers invalid_grant): never two working tokens from one code.
+        """
+        saved = super().save_bearer_token(token, request, *args, **kwargs)
+        redemption_id = getattr(request, REDEMPTION_ATTRIBUTE, None)
+        if redemption_id is not None and request.grant_type == "authorization_code":
+            access_token_id = getattr(request, ISSUED_ACCESS_ATTRIBUTE, None)
+            token_family = getattr(request, ISSUED_FAMILY_ATTRIBUTE, None)
+            linked = code_redemption_link(
+                redemption_id=redemption_id, access_token_id=access_token_id, token_family=token_family
+            )
+            if not linked:
+                # Raced by a replay that marked the code first: neither exchange keeps a token.
+                issued_tokens_revoke(access_token_id=access_token_id, token_family=token_family)
+                raise errors.InvalidGrantError(request=request)
+        return saved
 
     def validate_refresh_token(
         self, refresh_token: str, client: Any, request: Any, *args: Any, **kwargs: Any
@@ -113,6 +175,7 @@ class OrganizationValidator(OAuth2Validator):  # type: ignore[misc]  # django-oa
         self, expires: Any, request: Any, token: Any, source_refresh_token: Any = None
     ) -> Any:
         access_token = super()._create_access_token(expires, request, token, source_refresh_token)
+        setattr(request, ISSUED_ACCESS_ATTRIBUTE, access_token.pk)
         organization_id = getattr(request, ORGANIZATION_ATTRIBUTE, None)
         if organization_id is not None:
             AccessTokenOrganization.objects.create(access_token=access_token, organization_id=organization_id)
@@ -124,6 +187,7 @@ class OrganizationValidator(OAuth2Validator):  # type: ignore[misc]  # django-oa
         refresh_token = super()._create_refresh_token(
             request, refresh_token_code, access_token, previous_refresh_token
         )
+        setattr(request, ISSUED_FAMILY_ATTRIBUTE, refresh_token.token_family)
         organization_id = getattr(request, ORGANIZATION_ATTRIBUTE, None)
         if organization_id is not None:
             RefreshTokenOrganization.objects.create(

@@ -1,4 +1,4 @@
-"""Write what sign-in owns: a registered client, and a client known by its metadata document."""
+"""Write what sign-in owns: a registered client, a client known by its metadata document, an exchanged code."""
 
 from __future__ import annotations
 
@@ -12,9 +12,11 @@ from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from oauth2_provider.generators import generate_client_secret
-from oauth2_provider.models import get_application_model
+from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
+from oauth2_provider.settings import oauth2_settings
 
 from probes.runner import default_ssl_context
 from signin.client_fetch import fetch_document
@@ -24,6 +26,7 @@ from signin.client_metadata import (
     client_id_url_problem,
     freshness_seconds,
 )
+from signin.models import CodeRedemption
 from signin.registration import ClientRequest
 
 log = logging.getLogger(__name__)
@@ -146,3 +149,62 @@ def metadata_ssl_context(ca_file: str) -> ssl.SSLContext:
     context = ssl.create_default_context(cafile=ca_file)
     context.set_alpn_protocols(["http/1.1"])
     return context
+
+
+def code_checksum(code: str) -> str:
+    """Return the SHA-256 an authorization code is remembered by once exchanged."""
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+def code_redemption_claim(*, code: str, application: Any) -> int | None:
+    """Record that ``code`` is being exchanged and return the record's id, or None when it was exchanged before.
+
+    The unique checksum decides between two concurrent exchanges of one code: the INSERT of one
+    of them fails (on PostgreSQL it waits for the other's to commit), and that one is the replay.
+    """
+    try:
+        with transaction.atomic():
+            return CodeRedemption.objects.create(
+                code_checksum=code_checksum(code), application=application
+            ).pk
+    except IntegrityError:
+        return None
+
+
+def code_redemption_link(*, redemption_id: int, access_token_id: int | None, token_family: Any) -> bool:
+    """Tie what an exchange issued to its code; return False when the code was replayed meanwhile.
+
+    One conditional UPDATE: a replay marks the row first (and then this links nothing, and the
+    caller revokes what it issued), or this links first (and the replay revokes it).
+    """
+    return bool(
+        CodeRedemption.objects.filter(pk=redemption_id, replayed_at__isnull=True).update(
+            access_token_id=access_token_id, token_family=token_family
+        )
+    )
+
+
+def code_redemption_replayed(*, code: str, application: Any, now: datetime) -> bool:
+    """Mark ``code`` replayed and revoke the tokens issued from it; return whether it had been exchanged at all."""
+    redeemed = CodeRedemption.objects.filter(code_checksum=code_checksum(code), application=application)
+    if not redeemed.update(replayed_at=now):
+        return False  # never exchanged here: an unknown or expired code, refused as one
+    for access_token_id, token_family in redeemed.values_list("access_token_id", "token_family"):
+        issued_tokens_revoke(access_token_id=access_token_id, token_family=token_family)
+    log.warning("An authorization code was presented again: the tokens issued from it are revoked.")
+    return True
+
+
+def issued_tokens_revoke(*, access_token_id: int | None, token_family: Any) -> None:
+    """Revoke an exchange's access token and every refresh token of its family (and their access tokens)."""
+    if token_family is not None:
+        get_refresh_token_model().revoke_family(token_family)
+    if access_token_id is not None:
+        get_access_token_model().objects.filter(pk=access_token_id).delete()
+
+
+def code_redemptions_clear(*, now: datetime) -> int:
+    """Forget the codes exchanged longer ago than a refresh token lives: whatever they issued has expired."""
+    lifetime = timedelta(seconds=oauth2_settings.REFRESH_TOKEN_EXPIRE_SECONDS or 0)
+    deleted, _ = CodeRedemption.objects.filter(redeemed_at__lt=now - lifetime).delete()
+    return deleted

@@ -23,6 +23,7 @@ from django.http.request import split_domain_port
 
 from statuspages import selectors
 from statuspages.cache import DOMAIN_SECONDS, UNKNOWN_HOST_SECONDS, domain_key
+from statuspages.policy import LOGO_ATTRIBUTE, answer_policy
 
 DOMAIN_URLCONF = "statuspages.domain_urls"
 MAX_DOMAIN_LENGTH = 253
@@ -71,3 +72,30 @@ class CustomDomainHosts:
             request.get_host = lambda: host  # type: ignore[method-assign]
             request.urlconf = DOMAIN_URLCONF
         return self.get_response(request)
+
+
+# The URL namespaces of a status page's public routes: under /s/<slug>/ and at a custom domain's root.
+PUBLIC_NAMESPACES = frozenset({"statuspage", "statuspage-domain"})
+
+
+class StatusPagePolicy:
+    """Send the status pages' Content-Security-Policy (``statuspages.policy``) with every public answer that has none.
+
+    A badge sets its own (an SVG image with its inline styles, sandboxed); every other answer,
+    404s and 304s included, gets the page policy if it is HTML and the document policy if not.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        match = getattr(request, "resolver_match", None)
+        if match is None or not PUBLIC_NAMESPACES & set(match.namespaces):
+            return response
+        if "Content-Security-Policy" not in response:
+            response["Content-Security-Policy"] = answer_policy(
+                content_type=response.get("Content-Type", ""),
+                logo_url=getattr(request, LOGO_ATTRIBUTE, ""),
+            )
+        return response

@@ -36,6 +36,7 @@ from statuspages import selectors, services
 from statuspages.cache import HTML_SECONDS, badge_slot, html_key, keep_badge, kept_badge
 from statuspages.feeds import FEED_ITEMS, FeedSource, IncidentsAtom, IncidentsRss
 from statuspages.models import StatusPage
+from statuspages.policy import LOGO_ATTRIBUTE
 from statuspages.render import badges
 from statuspages.render import statuspage_api as api
 from statuspages.render.chart import response_time_svg
@@ -72,6 +73,13 @@ class Where:
 
 
 def _where(request: HttpRequest, slug: str | None) -> Where:
+    where = _found(request, slug)
+    # For the Content-Security-Policy (statuspages.middleware): the logo's origin may load images.
+    setattr(request, LOGO_ATTRIBUTE, where.page.logo_url)
+    return where
+
+
+def _found(request: HttpRequest, slug: str | None) -> Where:
     if slug is not None:
         page = selectors.page_by_slug(slug=slug)
         prefix = f"/s/{slug}/"

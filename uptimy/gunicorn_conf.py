@@ -1,7 +1,8 @@
 """Give gunicorn Uptimy's hooks: ``gunicorn -c python:uptimy.gunicorn_conf …``.
 
-gunicorn reads this module's globals as its settings; only hooks live here, every other
-setting comes from the command line (``manage.py serve``, the Dockerfile).
+gunicorn reads this module's globals as its settings; only hooks and the logger class (which
+redacts one-time tokens from the access log) live here, every other setting comes from the
+command line (``manage.py serve``, the Dockerfile).
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ import gc
 import os
 from typing import Protocol
 
+from gunicorn import glogging  # type: ignore[import-untyped]
 from prometheus_client import multiprocess
+
+from uptimy.log_redaction import redact_handlers
 
 
 class _Worker(Protocol):
@@ -32,3 +36,19 @@ def post_worker_init(worker: object) -> None:
     40 ms for it every other time. Frozen, a full collection walks only what requests made.
     """
     gc.freeze()
+
+
+class RedactingLogger(glogging.Logger):  # type: ignore[misc]  # gunicorn ships no type hints
+    """Log as gunicorn does, with the secret parts of request lines, paths, queries and referers redacted.
+
+    The filter sits on gunicorn's handlers themselves, so it also covers the lines uvicorn's
+    worker logs through them (``uvicorn.access`` and ``uvicorn.error`` are given these handlers).
+    """
+
+    def setup(self, cfg: object) -> None:
+        super().setup(cfg)
+        redact_handlers(self.access_log, self.error_log)
+
+
+# gunicorn reads this module's globals as settings: every worker logs through the class above.
+logger_class = RedactingLogger

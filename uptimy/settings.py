@@ -99,6 +99,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # The web app's Content-Security-Policy (CONTENT_SECURITY_POLICY below), on its pages only.
     "web.middleware.WebContentSecurityPolicy",
+    # The public status pages' own (statuspages/policy.py): no script, their styles, the logo's origin.
+    "statuspages.middleware.StatusPagePolicy",
 ]
 
 ROOT_URLCONF = "uptimy.urls"
@@ -499,9 +501,22 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Every path and URL a line carries (django.request's "Not Found: /path", django.server's
+    # request lines) loses its one-time tokens and keys first (uptimy/redaction.py).
+    "filters": {"redact_secret_urls": {"()": "uptimy.log_redaction.RedactSecretUrls"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["redact_secret_urls"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {
+        # Django's own default handlers (a console one under DEBUG, runserver's django.server) would
+        # write beside the filtered console: its loggers write through the root's handler instead.
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+        "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
         # httpx logs every request line at INFO, URLs with their query strings: keep it quiet.
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},

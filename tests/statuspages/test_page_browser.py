@@ -153,3 +153,67 @@ def test_a_private_page_opens_with_its_password_without_javascript(live_server, 
     tab.get_by_role("button", name="Open the page").click()
 
     expect(tab.get_by_role("status")).to_have_text("Partial System Outage")
+
+
+@pytest.fixture
+def logo_host() -> Iterator[str]:
+    """Serve a logo from another origin (a loopback port of its own), as a page's owner may host it."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    svg = (
+        b'<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32"><rect width="32" height="32"/></svg>'
+    )
+
+    class Logo(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "image/svg+xml")
+            self.send_header("Content-Length", str(len(svg)))
+            self.end_headers()
+            self.wfile.write(svg)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Logo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/logo.svg"
+    server.shutdown()
+    server.server_close()
+
+
+# Collected in the page's own world before any of its code could run; Playwright's init script
+# and evaluate come through the DevTools protocol, which the page's policy does not govern.
+WATCH_VIOLATIONS = """
+window.__violations = [];
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__violations.push(e.violatedDirective + ' ' + e.blockedURI);
+});
+"""
+
+
+def test_the_pages_render_under_their_content_security_policy_with_no_violation(
+    live_server, made, open_tab, logo_host
+):
+    from playwright.sync_api import expect
+
+    services.status_page_update(page=made.page, changes={"logo_url": logo_host})
+    incident = made.page.incidents.first()
+    tab = open_tab()
+    console: list[str] = []
+    tab.on("console", lambda message: console.append(message.text) if message.type == "error" else None)
+    tab.add_init_script(WATCH_VIOLATIONS)
+    base = page_url(live_server, made)
+
+    for path in ("", "history/", f"incidents/{incident.public_id}/", "subscribe/"):
+        answer = tab.goto(base + path)
+        assert answer is not None
+        assert "default-src 'none'" in answer.headers["content-security-policy"]
+        expect(tab.locator("header.page-header")).to_be_visible()
+        # The stylesheet applied (same origin) and the logo loaded (its own origin, allowed by name).
+        assert tab.evaluate("[...document.styleSheets].some((sheet) => sheet.cssRules.length > 0)")
+        assert tab.evaluate("document.querySelector('img.logo').naturalWidth") == 32
+        assert tab.evaluate("window.__violations") == [], path
+    assert not [text for text in console if "Content Security Policy" in text], console
