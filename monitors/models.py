@@ -708,3 +708,19 @@ class RecoveryCode(models.Model):
 
     def __str__(self) -> str:
         return f"recovery code of {self.two_factor.user} ({'used' if self.used_at else 'unused'})"
+
+
+class RateCounter(models.Model):
+    """One rate limit's count in its current window, for the embedded default (no Redis): monitors.ratelimit.
+
+    A window opens at its first attempt and lasts until ``expires_at``; the row is raised under
+    its own lock (``SELECT … FOR UPDATE``, or SQLite's write lock), so parallel attempts on any
+    number of processes each see the count the one before left.
+    """
+
+    key = models.CharField(max_length=200, unique=True)
+    count = models.PositiveIntegerField(default=0)
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.count}"

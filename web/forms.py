@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
 from monitors.roles import MEMBER, ROLES
-from web.throttle import login_failed, login_wait_seconds, wait_words
+from web.throttle import login_attempt, login_attempt_succeeded, wait_words
 
 
 class SignupForm(forms.Form):
@@ -64,23 +64,27 @@ ROLE_HELP = (
 
 
 class RateLimitedLoginForm(AuthenticationForm):
-    """Django's sign-in form, refusing a client or a user name after too many failed tries."""
+    """Django's sign-in form, refusing a client or a user name after too many failed tries.
+
+    Each attempt takes its slot before the password is checked (reserve, then check): parallel
+    attempts can't all pass a count none of them has raised yet. A sign-in gives its slot back.
+    """
 
     request: HttpRequest
 
     def clean(self) -> dict[str, Any]:
         username = self.data.get("username", "") or ""
-        wait = login_wait_seconds(self.request, username)
+        if not (self.cleaned_data.get("username") and self.cleaned_data.get("password")):
+            return super().clean()  # no password is checked: a missing field's own message
+        wait = login_attempt(self.request, username)
         if wait:
             raise ValidationError(
                 f"Too many failed sign-ins. Try again in {wait_words(wait)}, or reset your password.",
                 code="rate_limited",
             )
-        try:
-            return super().clean()
-        except ValidationError:
-            login_failed(self.request, username)
-            raise
+        cleaned = super().clean()
+        login_attempt_succeeded(self.request, username)
+        return cleaned
 
 
 class ApiKeyForm(forms.Form):

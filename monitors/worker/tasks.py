@@ -14,6 +14,7 @@ from django.utils import timezone
 from monitors import services
 from monitors.models import region_queue
 from monitors.pagefetch import fetch_page
+from monitors.ratelimit import rate_counters_prune
 from monitors.worker import dispatch
 from monitors.worker.execution import BatchItem, Enqueue, execute_batch
 
@@ -81,8 +82,11 @@ def refresh_rollups() -> int:
 
 @shared_task(name="monitors.prune_results", ignore_result=True, expires=3600)
 def prune_results() -> int:
-    """Delete raw results older than each plan's retention."""
-    return services.results_prune(now=timezone.now())
+    """Delete raw results older than each plan's retention, and rate-limit counters whose window ended."""
+    now = timezone.now()
+    # The counters' keys come from what clients typed (user names, addresses): without this
+    # the embedded default's table would keep one row per name ever tried.
+    return services.results_prune(now=now) + rate_counters_prune(now=now)
 
 
 @shared_task(name="monitors.verify_quotes", ignore_result=True, expires=600)
