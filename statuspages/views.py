@@ -32,6 +32,7 @@ from django.views.decorators.gzip import gzip_page
 from django.views.decorators.http import require_http_methods, require_safe
 
 from monitors.errors import ServiceError
+from monitors.ratelimit import rate_give_back, rate_take
 from statuspages import selectors, services
 from statuspages.cache import HTML_SECONDS, badge_slot, html_key, keep_badge, kept_badge
 from statuspages.feeds import FEED_ITEMS, FeedSource, IncidentsAtom, IncidentsRss
@@ -284,9 +285,10 @@ def login(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     wrong = False
     status = 200
     if request.method == "POST":
-        key = f"statuspages:login:{where.page.public_id.hex}:{_client(request)}"
-        tries = cache.get_or_set(key, 0, LOGIN_WINDOW) or 0
-        if tries >= LOGIN_TRIES:
+        # The try is taken before the password is compared, atomically: parallel posts can't
+        # pass the limit between one's read of the count and its write (monitors.ratelimit).
+        keys = [f"statuspages:login:{where.page.public_id.hex}:{_client(request)}"]
+        if rate_take(keys=keys, limit=LOGIN_TRIES, window=LOGIN_WINDOW):
             response = render(
                 request, "statuspages/login.html", {"where": where, "page": where.page, "locked": True}
             )
@@ -294,7 +296,7 @@ def login(request: HttpRequest, slug: str | None = None) -> HttpResponse:
             return _private_headers(response, where.page)
         password = request.POST.get("password", "")[:1024]
         if services.password_matches(page=where.page, password=password):
-            cache.delete(key)
+            rate_give_back(keys=keys)
             response = HttpResponseRedirect(where.prefix)
             response.set_signed_cookie(
                 _cookie_name(where.page),
@@ -307,10 +309,6 @@ def login(request: HttpRequest, slug: str | None = None) -> HttpResponse:
                 samesite="Lax",
             )
             return response
-        try:
-            cache.incr(key)
-        except ValueError:
-            cache.set(key, 1, LOGIN_WINDOW)
         wrong = True
         status = 403
     response = render(request, "statuspages/login.html", {"where": where, "page": where.page, "wrong": wrong})
@@ -413,16 +411,11 @@ def subscribe(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     context: dict[str, Any] = {"where": where, "page": where.page, "components": components, "email": ""}
     status = 200
     if request.method == "POST":
-        key = f"statuspages:subscribe:{where.page.public_id.hex}:{_client(request)}"
-        tries = cache.get_or_set(key, 0, LOGIN_WINDOW) or 0
-        if tries >= SUBSCRIBE_TRIES:
+        keys = [f"statuspages:subscribe:{where.page.public_id.hex}:{_client(request)}"]
+        if rate_take(keys=keys, limit=SUBSCRIBE_TRIES, window=LOGIN_WINDOW):
             context["locked"] = True
             status = 429
         else:
-            try:
-                cache.incr(key)
-            except ValueError:
-                cache.set(key, 1, LOGIN_WINDOW)
             chosen = request.POST.getlist("components")[:200]
             try:
                 services.email_subscribe(

@@ -36,6 +36,7 @@ from tests.live_uptimy import LiveUptimy, free_port, start_uptimy
 PARALLEL = 40
 LOGIN_ATTEMPTS = 10  # the default UPTIMY_LOGIN_ATTEMPTS
 REGISTRATIONS = 20  # the default UPTIMY_OAUTH_REGISTRATIONS_PER_HOUR
+PAGE_PASSWORD_TRIES = 10  # statuspages.views.LOGIN_TRIES
 CLIENT = {"redirect_uris": ["https://claude.ai/api/mcp/auth_callback"], "client_name": "Claude"}
 WRONG = "Please enter a correct"
 WAIT = "Too many failed sign-ins"
@@ -169,3 +170,39 @@ def test_parallel_registrations_from_one_address_get_exactly_the_hourly_limit(up
     assert statuses == {201: REGISTRATIONS, 429: PARALLEL - REGISTRATIONS}
     refused = next(answer for answer in answers if answer.status_code == 429)
     assert 0 < int(refused.headers["Retry-After"]) <= 3600
+
+
+def test_parallel_wrong_page_passwords_get_exactly_the_limit_of_checks(uptimy: LiveUptimy):
+    with uptimy.api() as api:
+        made = api.post(
+            "/api/v1/status-pages/",
+            json={
+                "slug": "parallel-guess",
+                "title": "Guessed",
+                "access": "password",
+                "password": "correct horse",
+            },
+        )
+    assert made.status_code == 201, made.text
+    clients = [httpx.Client(base_url=uptimy.base, timeout=300) for _ in range(PARALLEL)]
+    try:
+        tokens = []
+        for client in clients:
+            form = client.get("/s/parallel-guess/login/")
+            found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form.text)
+            assert found, form.text[:500]
+            tokens.append(found.group(1))
+        answers = at_once(
+            clients,
+            lambda index, client: client.post(
+                "/s/parallel-guess/login/", data={"password": "not-it", "csrfmiddlewaretoken": tokens[index]}
+            ),
+        )
+    finally:
+        for client in clients:
+            client.close()
+
+    statuses = Counter(answer.status_code for answer in answers)
+    print(f"status page password, {PARALLEL} parallel wrong ones: {dict(statuses)}")
+    # 403: the password was compared and wrong; 429: refused before any comparison.
+    assert statuses == {403: PAGE_PASSWORD_TRIES, 429: PARALLEL - PAGE_PASSWORD_TRIES}
