@@ -217,6 +217,11 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "settle-verdicts": {"task": "monitors.settle_verdicts", "schedule": UPTIMY_TICK_SECONDS},
     "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
     "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},
+    "prune-audit-events": {
+        "task": "monitors.prune_audit_events",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    },
     # Alerts reads monitors' outbox itself; the embedded worker runs this entry too (it runs
     # every entry here), which is how monitors' worker drives alerts without importing it.
     "consume-alerts": {"task": "alerts.consume_outbox", "schedule": UPTIMY_TICK_SECONDS},

@@ -20,14 +20,16 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from monitors.models import Membership, Organization
+from monitors.roles import SESSION_ORGANIZATION
 from monitors.selectors import memberships_of
 
-SESSION_ORGANIZATION = "web_organization"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 WRITERS = frozenset({Membership.Role.OWNER, Membership.Role.ADMIN, Membership.Role.MEMBER})
 MANAGERS = frozenset({Membership.Role.OWNER, Membership.Role.ADMIN})
 VIEWER_REFUSED = "Viewers can look but not change anything; ask an owner or admin for another role."
 MANAGER_REFUSED = "Only an owner or admin of the organization can do this."
+
+__all__ = ["SESSION_ORGANIZATION", "Seat", "member_view", "seat_of"]
 
 P = ParamSpec("P")
 

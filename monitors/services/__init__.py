@@ -4,6 +4,7 @@ Callers import from here (``monitors.services.outcomes_record``); the modules sp
 writes by what they touch: tenancy, healthchecks, recording outcomes, rollups.
 """
 
+from monitors.services.audit import audit_prune, audit_record
 from monitors.services.healthchecks import (
     RULE_FIELDS,
     HealthcheckUpdated,
@@ -67,6 +68,8 @@ __all__ = [
     "Recheck",
     "RunResult",
     "api_key_create",
+    "audit_prune",
+    "audit_record",
     "api_key_revoke",
     "api_key_touch",
     "demo_bootstrap",
