@@ -21,8 +21,8 @@ from starlette.types import ASGIApp
 from mcpserver import tools
 from mcpserver.auth import Grant
 from mcpserver.endpoint import GRANT_KEY, PATH, McpEndpoint
-from monitors.audit import SYSTEM, Actor, acting_as
 from monitors.api.parsers import body_errors
+from monitors.audit import SYSTEM, Actor, acting_as
 from signin.discovery import public_base_for
 
 INSTRUCTIONS = (
@@ -85,9 +85,7 @@ def _actor(ctx: object) -> Actor:
         return SYSTEM
     client = scope.get("client") if isinstance(scope, dict) else None
     headers = dict(getattr(request, "headers", {}))
-    return grant.actor(
-        address=client[0] if client else None, user_agent=str(headers.get("user-agent", ""))
-    )
+    return grant.actor(address=client[0] if client else None, user_agent=str(headers.get("user-agent", "")))
 
 
 def _refusals_as_errors(fn: Callable[_P, _R]) -> Callable[_P, _R]:

@@ -681,7 +681,9 @@ class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
         raise AuditEventImmutable("Audit events are never changed.")
 
     def delete(self) -> tuple[int, dict[str, int]]:
-        raise AuditEventImmutable("Audit events are removed only by their retention (monitors.services.audit_prune).")
+        raise AuditEventImmutable(
+            "Audit events are removed only by their retention (monitors.services.audit_prune)."
+        )
 
     def retention_delete(self) -> int:
         """Delete these events: the one way out, for ``audit_prune`` alone."""
@@ -706,10 +708,14 @@ class AuditEvent(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     actor_email = models.CharField(max_length=254, blank=True)
-    actor_api_key = models.ForeignKey(ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    actor_api_key = models.ForeignKey(
+        ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     actor_api_key_public_id = models.UUIDField(null=True, blank=True)
     actor_oauth_client_id = models.CharField(max_length=2000, blank=True)
-    actor_label = models.CharField(max_length=300, help_text="Who, as shown: an address, a key's prefix and name.")
+    actor_label = models.CharField(
+        max_length=300, help_text="Who, as shown: an address, a key's prefix and name."
+    )
     via = models.CharField(max_length=16)
     address = models.GenericIPAddressField(null=True, blank=True)
     user_agent = models.CharField(max_length=256, blank=True)
@@ -739,4 +745,6 @@ class AuditEvent(models.Model):
         super().save(*args, **kwargs)
 
     def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
-        raise AuditEventImmutable("Audit events are removed only by their retention (monitors.services.audit_prune).")
+        raise AuditEventImmutable(
+            "Audit events are removed only by their retention (monitors.services.audit_prune)."
+        )

@@ -33,7 +33,9 @@ ACTION_PATTERN = r"^[a-z_]+(\.[a-z_]+)?$"
 
 
 class AuditActorSerializer(serializers.Serializer[AuditEvent]):
-    kind = serializers.CharField(source="actor_kind", help_text="person, api_key, oauth_client, anonymous or system.")
+    kind = serializers.CharField(
+        source="actor_kind", help_text="person, api_key, oauth_client, anonymous or system."
+    )
     label = serializers.CharField(source="actor_label")
     person = serializers.CharField(source="actor_email", help_text="The person's email, or empty.")
     api_key = serializers.UUIDField(source="actor_api_key_public_id", allow_null=True)
@@ -87,13 +89,25 @@ def session_membership(request: Request) -> Membership | None:
 
 
 QUERY = [
-    OpenApiParameter("person", OpenApiTypes.EMAIL, description="Changes by this person (or an OAuth client for them)."),
+    OpenApiParameter(
+        "person", OpenApiTypes.EMAIL, description="Changes by this person (or an OAuth client for them)."
+    ),
     OpenApiParameter("api_key", OpenApiTypes.UUID, description="Changes made with this API key (its id)."),
-    OpenApiParameter("oauth_client", OpenApiTypes.STR, description="Changes made by this OAuth client (its client_id)."),
-    OpenApiParameter("target_type", OpenApiTypes.STR, description="The changed object's type, e.g. healthcheck."),
+    OpenApiParameter(
+        "oauth_client", OpenApiTypes.STR, description="Changes made by this OAuth client (its client_id)."
+    ),
+    OpenApiParameter(
+        "target_type", OpenApiTypes.STR, description="The changed object's type, e.g. healthcheck."
+    ),
     OpenApiParameter("target_id", OpenApiTypes.STR, description="The changed object's id."),
-    OpenApiParameter("action", OpenApiTypes.STR, description="An action (healthcheck.updated) or a type's every action (healthcheck)."),
-    OpenApiParameter("since", OpenApiTypes.DATETIME, description="Changes at or after this ISO 8601 instant."),
+    OpenApiParameter(
+        "action",
+        OpenApiTypes.STR,
+        description="An action (healthcheck.updated) or a type's every action (healthcheck).",
+    ),
+    OpenApiParameter(
+        "since", OpenApiTypes.DATETIME, description="Changes at or after this ISO 8601 instant."
+    ),
     OpenApiParameter("until", OpenApiTypes.DATETIME, description="Changes before this ISO 8601 instant."),
 ]
 
@@ -138,7 +152,9 @@ def audit_filters(params: Any) -> dict[str, Any]:
     action = (params.get("action") or "").strip()
     if action:
         if not re.match(ACTION_PATTERN, action):
-            raise ValidationError({"action": ["An action such as healthcheck.updated, or a type such as healthcheck."]})
+            raise ValidationError(
+                {"action": ["An action such as healthcheck.updated, or a type such as healthcheck."]}
+            )
         filters["action"] = action
     since, until = _moment(params, "since"), _moment(params, "until")
     if since and until and since >= until:

@@ -84,7 +84,9 @@ def _masked(snapshot: Snapshot | None) -> Any:
 
 def _mask_value(value: Any, *, secret: bool = False) -> Any:
     if isinstance(value, Mapping):
-        return {str(key): _mask_value(item, secret=secret or _secret_key(str(key))) for key, item in value.items()}
+        return {
+            str(key): _mask_value(item, secret=secret or _secret_key(str(key))) for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return [_mask_value(item, secret=secret) for item in value]
     if secret and value not in (None, "", MASK):
@@ -145,11 +147,64 @@ def audit_prune(*, now: datetime, batch_size: int = 5_000) -> int:
         cutoff = now - timedelta(days=plan.retention_days)
         while True:
             ids = list(
-                AuditEvent.objects.filter(organization__plan=plan, at__lt=cutoff).values_list("id", flat=True)[
-                    :batch_size
-                ]
+                AuditEvent.objects.filter(organization__plan=plan, at__lt=cutoff).values_list(
+                    "id", flat=True
+                )[:batch_size]
             )
             if not ids:
                 break
             deleted += AuditEvent.objects.filter(id__in=ids).retention_delete()
     return deleted
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
+
+
+def healthcheck_snapshot(healthcheck: Any) -> dict[str, Any]:
+    """Return a healthcheck as the audit log keeps it: its stored config (header values masked), schedule and rules."""
+    return {
+        "name": healthcheck.name,
+        "type": healthcheck.type,
+        # The stored config carries header names with masked values (monitors.secrets.masked):
+        # the values themselves live encrypted in secret_headers, which is never copied here.
+        "config": healthcheck.config,
+        "interval_seconds": healthcheck.interval_seconds,
+        "paused": healthcheck.paused,
+        "regions": sorted(healthcheck.regions.values_list("slug", flat=True)) if healthcheck.pk else [],
+        "tags": sorted(healthcheck.tag_rows.values_list("name", flat=True)) if healthcheck.pk else [],
+        "recheck_count": healthcheck.recheck_count,
+        "recheck_delay_seconds": healthcheck.recheck_delay_seconds,
+        "quorum": healthcheck.quorum,
+        "degraded_threshold_ms": healthcheck.degraded_threshold_ms,
+    }
+
+
+def maintenance_window_snapshot(window: Any) -> dict[str, Any]:
+    """Return a maintenance window as the audit log keeps it."""
+    return {
+        "name": window.name,
+        "description": window.description,
+        "starts_at": _iso(window.starts_at),
+        "duration_seconds": window.duration.total_seconds() if window.duration is not None else None,
+        "rrule": window.rrule,
+        "timezone": window.timezone,
+        "healthchecks": sorted(str(p) for p in window.healthchecks.values_list("public_id", flat=True)),
+        "tags": sorted(window.tag_rows.values_list("name", flat=True)),
+    }
+
+
+def api_key_snapshot(api_key: ApiKey) -> dict[str, Any]:
+    """Return an API key as the audit log keeps it: its prefix, never the key or its hash."""
+    return {
+        "name": api_key.name,
+        "prefix": api_key.prefix,
+        "scope": api_key.scope,
+        "revoked_at": _iso(api_key.revoked_at),
+    }
+
+
+def member_target(user: Any) -> tuple[str, str]:
+    """Return the (id, name) a member is logged under: their email both, users have no public id."""
+    email = str(getattr(user, "email", "") or user)
+    return email, email
