@@ -268,7 +268,16 @@ class HealthcheckListingAdmin(ReadOnlyAdmin[HealthcheckListing]):
 class AuditEventAdmin(ModelAdmin[AuditEvent]):
     """Show the audit log, never change it: no add, change or delete (the model refuses them too)."""
 
-    list_display = ["at", "organization", "action", "target_type", "target_name", "actor_label", "via", "address"]
+    list_display = [
+        "at",
+        "organization",
+        "action",
+        "target_type",
+        "target_name",
+        "actor_label",
+        "via",
+        "address",
+    ]
     list_filter = ["action", "via", "actor_kind"]
     search_fields = ["target_name", "target_id", "actor_label", "actor_email"]
     date_hierarchy = "at"

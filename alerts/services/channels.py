@@ -324,7 +324,9 @@ def alert_policy_snapshot(policy: AlertPolicy) -> dict[str, Any]:
     }
 
 
-def _audit_policy(organization: Organization, healthcheck: Healthcheck | None, action: str, **sides: Any) -> None:
+def _audit_policy(
+    organization: Organization, healthcheck: Healthcheck | None, action: str, **sides: Any
+) -> None:
     # A policy is logged under its healthcheck (the organization's default under the organization).
     audit_record(
         organization=organization,
@@ -342,7 +344,9 @@ def alert_policy_delete(*, organization: Organization, healthcheck: Healthcheck 
         existing = AlertPolicy.objects.filter(organization=organization, healthcheck=healthcheck).first()
         if existing is None:
             return False
-        _audit_policy(organization, healthcheck, "alert_policy.deleted", before=alert_policy_snapshot(existing))
+        _audit_policy(
+            organization, healthcheck, "alert_policy.deleted", before=alert_policy_snapshot(existing)
+        )
         existing.delete()
     return True
 
