@@ -36,7 +36,7 @@ class AuditActorSerializer(serializers.Serializer[AuditEvent]):
     kind = serializers.CharField(
         source="actor_kind", help_text="person, api_key, oauth_client, anonymous or system."
     )
-    label = serializers.CharField(source="actor_label")
+    name = serializers.CharField(source="actor_label", help_text="Who, as shown.")
     person = serializers.CharField(source="actor_email", help_text="The person's email, or empty.")
     api_key = serializers.UUIDField(source="actor_api_key_public_id", allow_null=True)
     oauth_client = serializers.CharField(source="actor_oauth_client_id")
