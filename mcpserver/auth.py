@@ -7,11 +7,12 @@ scopes its user consented to, bound to the MCP endpoint's URL (:func:`_oauth_gra
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from django.utils import timezone
 
+from monitors.audit import Actor
 from monitors.models import ApiKey
 from monitors.selectors import api_key_by_hash
 from monitors.services import api_key_touch, hash_api_key
@@ -29,10 +30,28 @@ class Grant:
     scopes: frozenset[str]
     user_id: int | None
     via: Literal["key", "oauth"]
+    # Which credential, for the audit log (monitors.audit): not part of what it grants.
+    api_key_id: int | None = field(default=None, compare=False)
+    oauth_client_id: str = field(default="", compare=False)
+    oauth_client_name: str = field(default="", compare=False)
 
     @property
     def can_write(self) -> bool:
         return WRITE in self.scopes
+
+    def actor(self, *, address: str | None, user_agent: str) -> Actor:
+        """Return who acts with this grant, for the audit log: the key, or the OAuth client and its person, via MCP."""
+        if self.via == "key":
+            actor = Actor(kind="api_key", via="mcp", api_key_id=self.api_key_id)
+        else:
+            actor = Actor(
+                kind="oauth_client",
+                via="mcp",
+                user_id=self.user_id,
+                oauth_client_id=self.oauth_client_id,
+                oauth_client_name=self.oauth_client_name,
+            )
+        return actor.seen_from(address=address, user_agent=user_agent)
 
 
 def grant_for(authorization: str | None, *, resource: str) -> Grant | None:
@@ -55,7 +74,13 @@ def _key_grant(raw_key: str) -> Grant | None:
         return None
     api_key_touch(api_key=api_key, now=timezone.now())
     scopes = {READ, WRITE} if api_key.scope == ApiKey.Scope.READ_WRITE else {READ}
-    return Grant(organization_id=api_key.organization_id, scopes=frozenset(scopes), user_id=None, via="key")
+    return Grant(
+        organization_id=api_key.organization_id,
+        scopes=frozenset(scopes),
+        user_id=None,
+        via="key",
+        api_key_id=api_key.pk,
+    )
 
 
 def _oauth_grant(token: str, *, resource: str) -> Grant | None:
@@ -68,4 +93,6 @@ def _oauth_grant(token: str, *, resource: str) -> Grant | None:
         scopes=granted.scopes,
         user_id=granted.user_id,
         via="oauth",
+        oauth_client_id=granted.client_id,
+        oauth_client_name=granted.client_name,
     )

@@ -22,6 +22,7 @@ from mcpserver import tools
 from mcpserver.auth import Grant
 from mcpserver.endpoint import GRANT_KEY, PATH, McpEndpoint
 from monitors.api.parsers import body_errors
+from monitors.audit import SYSTEM, Actor, acting_as
 from signin.discovery import public_base_for
 
 INSTRUCTIONS = (
@@ -75,6 +76,18 @@ def _grant_and_base(ctx: Context) -> tuple[Grant, str]:
     return grant, public_base_for(scope.get("scheme", "http"), headers.get("host", ""))  # type: ignore[union-attr]
 
 
+def _actor(ctx: object) -> Actor:
+    """Return who calls the tool, for the audit log: the grant's key or OAuth client, from the request's address."""
+    request = ctx.request_context.request if isinstance(ctx, Context) else None
+    scope = getattr(request, "scope", None)
+    grant = scope.get(GRANT_KEY) if isinstance(scope, dict) else None
+    if not isinstance(grant, Grant):
+        return SYSTEM
+    client = scope.get("client") if isinstance(scope, dict) else None
+    headers = dict(getattr(request, "headers", {}))
+    return grant.actor(address=client[0] if client else None, user_agent=str(headers.get("user-agent", "")))
+
+
 def _refusals_as_errors(fn: Callable[_P, _R]) -> Callable[_P, _R]:
     """Answer a Refused with the tool's error result, and keep this worker thread's database connection sound."""
 
@@ -83,7 +96,8 @@ def _refusals_as_errors(fn: Callable[_P, _R]) -> Callable[_P, _R]:
         _refuse_unstorable_text({name: _plain(value) for name, value in kwargs.items() if name != "ctx"})
         close_old_connections()
         try:
-            return fn(*args, **kwargs)
+            with acting_as(_actor(kwargs.get("ctx"))):
+                return fn(*args, **kwargs)
         except tools.Refused as refused:
             raise ToolError(str(refused)) from None
         finally:

@@ -10,6 +10,7 @@ from django.http import HttpRequest
 
 from monitors.models import (
     ApiKey,
+    AuditEvent,
     CauseChange,
     Healthcheck,
     HealthcheckListing,
@@ -285,3 +286,31 @@ class RecoveryCodeAdmin(ReadOnlyAdmin[RecoveryCode]):
     list_display = ["two_factor", "used_at"]
     exclude = ["code_hash"]
     list_select_related = ["two_factor__user"]
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ModelAdmin[AuditEvent]):
+    """Show the audit log, never change it: no add, change or delete (the model refuses them too)."""
+
+    list_display = [
+        "at",
+        "organization",
+        "action",
+        "target_type",
+        "target_name",
+        "actor_label",
+        "via",
+        "address",
+    ]
+    list_filter = ["action", "via", "actor_kind"]
+    search_fields = ["target_name", "target_id", "actor_label", "actor_email"]
+    date_hierarchy = "at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
+        return False

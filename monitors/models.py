@@ -724,3 +724,83 @@ class RateCounter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.count}"
+
+
+class AuditEventImmutable(Exception):
+    """Refuse an edit or a removal of an audit event outside the retention's pruning."""
+
+
+class AuditEventQuerySet(models.QuerySet["AuditEvent"]):
+    """Refuse ``update()`` and ``delete()``: an event is written once and only retention removes it."""
+
+    def update(self, **kwargs: Any) -> int:
+        raise AuditEventImmutable("Audit events are never changed.")
+
+    def delete(self) -> tuple[int, dict[str, int]]:
+        raise AuditEventImmutable(
+            "Audit events are removed only by their retention (monitors.services.audit_prune)."
+        )
+
+    def retention_delete(self) -> int:
+        """Delete these events: the one way out, for ``audit_prune`` alone."""
+        return super().delete()[0]
+
+
+class AuditEvent(models.Model):
+    """Record one change made in an organization: who, what, when, from where, before and after (secrets masked).
+
+    Written by ``monitors.services.audit_record`` in the transaction of the change it records.
+    Actor and target are kept by value (names, public ids) as well as by link, so an event still
+    says who and what after the key is revoked, the person leaves or the object is deleted.
+    """
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="audit_events")
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    at = models.DateTimeField()
+    action = models.CharField(max_length=64, help_text="<object type>.<verb>, such as healthcheck.updated.")
+    actor_kind = models.CharField(max_length=16)
+    # The person: the one signed in, or the one an OAuth client acts for.
+    actor_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    actor_email = models.CharField(max_length=254, blank=True)
+    actor_api_key = models.ForeignKey(
+        ApiKey, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    actor_api_key_public_id = models.UUIDField(null=True, blank=True)
+    actor_oauth_client_id = models.CharField(max_length=2000, blank=True)
+    actor_label = models.CharField(
+        max_length=300, help_text="Who, as shown: an address, a key's prefix and name."
+    )
+    via = models.CharField(max_length=16)
+    address = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=256, blank=True)
+    target_type = models.CharField(max_length=64)
+    target_id = models.CharField(max_length=2000, blank=True)
+    target_name = models.CharField(max_length=300, blank=True)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    objects = AuditEventQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [
+            models.Index(fields=["organization", "-at", "-id"], name="audit_org_at"),
+            models.Index(fields=["organization", "target_type", "target_id"], name="audit_org_target"),
+            # Retention's scan: the oldest events, all organizations.
+            models.Index(fields=["at"], name="audit_at"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.target_name or self.target_id} by {self.actor_label}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if not self._state.adding:
+            raise AuditEventImmutable("Audit events are never changed.")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
+        raise AuditEventImmutable(
+            "Audit events are removed only by their retention (monitors.services.audit_prune)."
+        )

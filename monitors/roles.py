@@ -9,6 +9,9 @@ from __future__ import annotations
 OWNER, ADMIN, MEMBER, VIEWER = "owner", "admin", "member", "viewer"
 ROLES = (OWNER, ADMIN, MEMBER, VIEWER)
 MANAGERS = frozenset({OWNER, ADMIN})
+# The session key of the organization a signed-in person works in (the web app's switcher); the
+# API's session-authenticated audit log reads the same one.
+SESSION_ORGANIZATION = "web_organization"
 
 NOT_A_MANAGER = "Only an owner or admin of the organization can manage its members."
 UNKNOWN_ROLE = "Choose one of: owner, admin, member, viewer."

@@ -9,7 +9,7 @@ demoted one's loses write.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model
@@ -25,6 +25,9 @@ class OAuthGrant:
     organization_id: int
     user_id: int
     scopes: frozenset[str]
+    # Which client holds the token, for the audit log (not part of what it grants).
+    client_id: str = field(default="", compare=False)
+    client_name: str = field(default="", compare=False)
 
     @property
     def can_write(self) -> bool:
@@ -45,7 +48,7 @@ def oauth_grant(token: str, *, resource: str) -> OAuthGrant | None:
     checksum = hashlib.sha256(token.encode()).hexdigest()
     access_token = (
         get_access_token_model()
-        .objects.select_related("user", "uptimy_organization")
+        .objects.select_related("user", "uptimy_organization", "application")
         .filter(token_checksum=checksum)
         .first()
     )
@@ -67,4 +70,11 @@ def oauth_grant(token: str, *, resource: str) -> OAuthGrant | None:
     scopes = granted_scopes(access_token.scope.split(), role)
     if not scopes:
         return None
-    return OAuthGrant(organization_id=binding.organization_id, user_id=user.pk, scopes=frozenset(scopes))
+    application = access_token.application
+    return OAuthGrant(
+        organization_id=binding.organization_id,
+        user_id=user.pk,
+        scopes=frozenset(scopes),
+        client_id=str(getattr(application, "client_id", "") or ""),
+        client_name=str(getattr(application, "name", "") or ""),
+    )

@@ -95,6 +95,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # After the user is known: who is asking, for the audit log (monitors.audit).
+    "monitors.middleware.AuditActorMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # The web app's Content-Security-Policy (CONTENT_SECURITY_POLICY below), on its pages only.
@@ -219,6 +221,11 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "settle-verdicts": {"task": "monitors.settle_verdicts", "schedule": UPTIMY_TICK_SECONDS},
     "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
     "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},
+    "prune-audit-events": {
+        "task": "monitors.prune_audit_events",
+        "schedule": 3600.0,
+        "options": {"queue": "default"},
+    },
     # Alerts reads monitors' outbox itself; the embedded worker runs this entry too (it runs
     # every entry here), which is how monitors' worker drives alerts without importing it.
     "consume-alerts": {"task": "alerts.consume_outbox", "schedule": UPTIMY_TICK_SECONDS},

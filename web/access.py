@@ -22,14 +22,16 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from monitors.models import Membership, Organization
+from monitors.roles import SESSION_ORGANIZATION
 from monitors.selectors import memberships_of, two_factor_on
 
-SESSION_ORGANIZATION = "web_organization"
 SAFE_METHODS = frozenset({"GET", "HEAD"})
 WRITERS = frozenset({Membership.Role.OWNER, Membership.Role.ADMIN, Membership.Role.MEMBER})
 MANAGERS = frozenset({Membership.Role.OWNER, Membership.Role.ADMIN})
 VIEWER_REFUSED = "Viewers can look but not change anything; ask an owner or admin for another role."
 MANAGER_REFUSED = "Only an owner or admin of the organization can do this."
+
+__all__ = ["SESSION_ORGANIZATION", "Seat", "member_view", "seat_of"]
 
 P = ParamSpec("P")
 

@@ -33,6 +33,8 @@ from alerts.models import AlertPolicy, Channel
 from alerts.services.sending import send_alert
 from monitors.errors import ServiceError
 from monitors.models import Healthcheck, Organization
+from monitors.secrets import SecretUnreadable
+from monitors.services import audit_record
 from probes.connection import origin_of_uri
 
 # At most this many channels per organization: each one is a destination every alert may fan out to.
@@ -70,9 +72,31 @@ def channel_add(
                     config=channel_type.dump(parsed),
                     enabled=enabled,
                 )
+            _audit(channel, "channel.created", after=channel_snapshot(channel))
         except IntegrityError:
             raise ServiceError("name", "Another channel of this organization has this name.") from None
     return ChannelSaved(channel, generated_secret=generated)
+
+
+def channel_snapshot(channel: Channel) -> dict[str, Any]:
+    """Return a channel as the audit log keeps it: its config as the API shows it, every secret masked."""
+    kind = channel_kind(channel.kind)
+    try:
+        config: dict[str, Any] | None = kind.masked(kind.parse(channel.config))
+    except (SecretUnreadable, ChannelConfigError):
+        config = None  # unreadable here: nothing of it is copied
+    return {"name": channel.name, "kind": channel.kind, "config": config, "enabled": channel.enabled}
+
+
+def _audit(channel: Channel, action: str, **sides: Any) -> None:
+    audit_record(
+        organization=channel.organization_id,
+        action=action,
+        target_type="channel",
+        target_id=channel.public_id,
+        target_name=channel.name,
+        **sides,
+    )
 
 
 def channel_change(
@@ -85,6 +109,7 @@ def channel_change(
 ) -> ChannelSaved:
     """Change a channel's name, config or switch; enabling a disabled one sends it a test at once."""
     channel_type = _kind(channel.kind)
+    before = channel_snapshot(channel)
     changes: list[str] = ["updated_at"]
     if name is not None:
         channel.name = _name(name)
@@ -103,6 +128,7 @@ def channel_change(
     try:
         with transaction.atomic():
             channel.save(update_fields=changes)
+            _audit(channel, "channel.updated", before=before, after=channel_snapshot(channel))
     except IntegrityError:
         raise ServiceError("name", "Another channel of this organization has this name.") from None
     return ChannelSaved(channel, test=channel_test(channel=channel, now=now) if reenabled else None)
@@ -110,7 +136,9 @@ def channel_change(
 
 def channel_delete(*, channel: Channel) -> None:
     """Remove a channel; its deliveries go with it, and policies stop naming it."""
-    channel.delete()
+    with transaction.atomic():
+        _audit(channel, "channel.deleted", before=channel_snapshot(channel))
+        channel.delete()
 
 
 def channel_rotate_secret(*, channel: Channel, now: datetime) -> str:
@@ -119,7 +147,10 @@ def channel_rotate_secret(*, channel: Channel, now: datetime) -> str:
         raise ServiceError("kind", "Only webhook channels have a signing secret.")
     rotated = webhook.rotate(_stored(channel, webhook.KIND), now=now)
     channel.config = webhook.KIND.dump(rotated)
-    channel.save(update_fields=["config_encrypted", "updated_at"])
+    with transaction.atomic():
+        channel.save(update_fields=["config_encrypted", "updated_at"])
+        # Both sides masked: the event says a rotation happened, never what either secret is.
+        _audit(channel, "channel.secret_rotated")
     return rotated.secret
 
 
@@ -266,7 +297,9 @@ def alert_policy_put(
             "escalation_channels", "Name the channels an unacknowledged incident escalates to."
         )
     with transaction.atomic():
-        return alert_policy_set(
+        existing = AlertPolicy.objects.filter(organization=organization, healthcheck=healthcheck).first()
+        before = alert_policy_snapshot(existing) if existing is not None else None
+        policy = alert_policy_set(
             organization=organization,
             healthcheck=healthcheck,
             channels=channels,
@@ -277,12 +310,49 @@ def alert_policy_put(
             reminder_minutes=reminder_minutes,
             escalation_minutes=escalation_minutes,
         )
+        action = "alert_policy.created" if before is None else "alert_policy.updated"
+        _audit_policy(organization, healthcheck, action, before=before, after=alert_policy_snapshot(policy))
+        return policy
+
+
+def alert_policy_snapshot(policy: AlertPolicy) -> dict[str, Any]:
+    """Return a policy as the audit log keeps it: its switches and its channels by name."""
+    return {
+        "channels": sorted(policy.channels.values_list("name", flat=True)),
+        "escalation_channels": sorted(policy.escalation_channels.values_list("name", flat=True)),
+        "notify_on_degraded": policy.notify_on_degraded,
+        "notify_on_recovery": policy.notify_on_recovery,
+        "notify_on_tool_changes": policy.notify_on_tool_changes,
+        "reminder_minutes": policy.reminder_minutes,
+        "escalation_minutes": policy.escalation_minutes,
+    }
+
+
+def _audit_policy(
+    organization: Organization, healthcheck: Healthcheck | None, action: str, **sides: Any
+) -> None:
+    # A policy is logged under its healthcheck (the organization's default under the organization).
+    audit_record(
+        organization=organization,
+        action=action,
+        target_type="alert_policy",
+        target_id=healthcheck.public_id if healthcheck is not None else organization.public_id,
+        target_name=f"{healthcheck.name}'s policy" if healthcheck is not None else "Default policy",
+        **sides,
+    )
 
 
 def alert_policy_delete(*, organization: Organization, healthcheck: Healthcheck | None) -> bool:
     """Remove a policy (a healthcheck's then follows the organization's default); return whether there was one."""
-    deleted, _ = AlertPolicy.objects.filter(organization=organization, healthcheck=healthcheck).delete()
-    return bool(deleted)
+    with transaction.atomic():
+        existing = AlertPolicy.objects.filter(organization=organization, healthcheck=healthcheck).first()
+        if existing is None:
+            return False
+        _audit_policy(
+            organization, healthcheck, "alert_policy.deleted", before=alert_policy_snapshot(existing)
+        )
+        existing.delete()
+    return True
 
 
 def _channels_of(organization: Organization, ids: Sequence[uuid.UUID], *, field: str) -> list[Channel]:

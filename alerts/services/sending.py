@@ -60,6 +60,7 @@ from alerts.selectors import digest_entries
 from alerts.services.deliveries import AttemptRecord, deliveries_claim, delivery_attempts_record
 from monitors.models import Membership
 from monitors.secrets import SecretUnreadable
+from monitors.services import audit_record
 from probes.text import storable
 
 logger = logging.getLogger(__name__)
@@ -258,6 +259,18 @@ def channel_disable(*, channel_id: int, reason: str, now: datetime) -> bool:
         changed = Channel.objects.filter(pk=channel_id, enabled=True).update(
             enabled=False, disabled_reason=storable(reason, 500), updated_at=now
         )
+        if changed:
+            channel = Channel.objects.get(pk=channel_id)
+            audit_record(
+                organization=channel.organization_id,
+                action="channel.disabled",
+                target_type="channel",
+                target_id=channel.public_id,
+                target_name=channel.name,
+                before={"enabled": True},
+                after={"enabled": False, "disabled_reason": channel.disabled_reason},
+                now=now,
+            )
     if changed:
         _tell_owners(channel_id, reason)
     return bool(changed)

@@ -8,6 +8,7 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from monitors.audit import Actor, api_via, replace_actor
 from monitors.models import ApiKey
 from monitors.selectors import api_key_by_hash
 from monitors.services import api_key_touch, hash_api_key
@@ -35,10 +36,18 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             # One answer for unknown and revoked keys: the difference would help a guesser.
             raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
         api_key_touch(api_key=api_key, now=timezone.now())
+        replace_actor(key_actor(request, api_key))
         return (ApiKeyUser(api_key), api_key)
 
     def authenticate_header(self, request: Request) -> str:
         return f'{self.keyword} realm="api"'
+
+
+def key_actor(request: Request, api_key: ApiKey) -> Actor:
+    """Return the audit actor of a key-authenticated request: the key, via uptimyctl when it says so, else the API."""
+    agent = str(request.META.get("HTTP_USER_AGENT", ""))
+    actor = Actor(kind="api_key", via=api_via(agent), api_key_id=api_key.pk)
+    return actor.seen_from(address=request.META.get("REMOTE_ADDR"), user_agent=agent)
 
 
 class ApiKeyUser:

@@ -4,6 +4,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from monitors.api.audit import AuditEventViewSet
 from monitors.api.views import (
     CheckRunView,
     HealthcheckViewSet,
@@ -16,6 +17,7 @@ router = DefaultRouter(trailing_slash=True)
 router.include_root_view = False
 router.register("healthchecks", HealthcheckViewSet, basename="healthcheck")
 router.register("regions", RegionViewSet, basename="region")
+router.register("audit-events", AuditEventViewSet, basename="audit-event")
 router.register("maintenance-windows", MaintenanceWindowViewSet, basename="maintenance-window")
 
 urlpatterns = [

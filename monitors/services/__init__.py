@@ -4,6 +4,7 @@ Callers import from here (``monitors.services.outcomes_record``); the modules sp
 writes by what they touch: tenancy, healthchecks, recording outcomes, rollups.
 """
 
+from monitors.services.audit import audit_prune, audit_record
 from monitors.services.healthchecks import (
     RULE_FIELDS,
     HealthcheckUpdated,
@@ -79,6 +80,8 @@ __all__ = [
     "api_key_create",
     "api_key_revoke",
     "api_key_touch",
+    "audit_prune",
+    "audit_record",
     "demo_bootstrap",
     "hash_api_key",
     "healthcheck_create",

@@ -23,6 +23,7 @@ from monitors.models import (
 )
 from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
 from monitors.selectors import regions_allowed
+from monitors.services.audit import audit_record, healthcheck_snapshot
 from monitors.slots import first_slot_at_or_after, slot_offset_for
 from probes.checks import CheckKind
 from probes.config import ConfigError
@@ -90,6 +91,7 @@ def healthcheck_create(
         _set_tags(healthcheck, tags)
         if first_run and not paused:
             _first_runs(healthcheck, regions, now=now)
+        _audit(healthcheck, "healthcheck.created", after=healthcheck_snapshot(healthcheck), now=now)
     return healthcheck
 
 
@@ -140,6 +142,7 @@ def healthcheck_update(
     the answer's notices say when they were dropped.
     """
     notices: list[Notice] = []
+    before = healthcheck_snapshot(healthcheck)
     organization = healthcheck.organization
     check_type = changes.get("check_type", healthcheck.check_type)
     type_changed = check_type != healthcheck.check_type
@@ -200,6 +203,9 @@ def healthcheck_update(
         if type_changed:
             # Only an MCP check has a listing; left behind, its pricing page would still be fetched.
             HealthcheckListing.objects.filter(healthcheck=healthcheck).delete()
+        after = healthcheck_snapshot(healthcheck)
+        after["paused"] = before["paused"]  # a pause or resume below is an event of its own
+        _audit(healthcheck, "healthcheck.updated", before=before, after=after, now=now)
     if "paused" in changes and changes["paused"] != healthcheck.paused:
         fn = healthcheck_pause if changes["paused"] else healthcheck_resume
         healthcheck = fn(healthcheck=healthcheck, now=now)
@@ -245,7 +251,31 @@ def healthcheck_trial_config(
 
 
 def healthcheck_delete(*, healthcheck: Healthcheck) -> None:
-    healthcheck.delete()
+    """Delete a healthcheck with its results; the audit log keeps what it was."""
+    with transaction.atomic():
+        before = healthcheck_snapshot(healthcheck)
+        _audit(healthcheck, "healthcheck.deleted", before=before)
+        healthcheck.delete()
+
+
+def _audit(
+    healthcheck: Healthcheck,
+    action: str,
+    *,
+    before: Mapping[str, Any] | None = None,
+    after: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> None:
+    audit_record(
+        organization=healthcheck.organization_id,
+        action=action,
+        target_type="healthcheck",
+        target_id=healthcheck.public_id,
+        target_name=healthcheck.name,
+        before=before,
+        after=after,
+        now=now,
+    )
 
 
 def healthcheck_pause(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck:
@@ -257,6 +287,8 @@ def healthcheck_pause(*, healthcheck: Healthcheck, now: datetime) -> Healthcheck
         Healthcheck.objects.filter(pk=healthcheck.pk).update(
             paused=True, status=Status.PAUSED, status_changed_at=now, next_check_at=None, updated_at=now
         )
+        if not locked.paused:
+            _audit(locked, "healthcheck.paused", before={"paused": False}, after={"paused": True}, now=now)
     healthcheck.refresh_from_db()
     return healthcheck
 
@@ -278,6 +310,9 @@ def healthcheck_resume(*, healthcheck: Healthcheck, now: datetime) -> Healthchec
             # Old region verdicts are from before the pause: start from pending everywhere.
             RegionState.objects.filter(healthcheck=healthcheck).delete()
             _record_status_change(healthcheck, to=Status.PENDING, reason="Resumed", now=now)
+            _audit(
+                healthcheck, "healthcheck.resumed", before={"paused": True}, after={"paused": False}, now=now
+            )
     healthcheck.refresh_from_db()
     return healthcheck
 

@@ -12,6 +12,7 @@ from django.db import transaction
 from monitors.errors import ServiceError
 from monitors.maintenance import Schedule, ScheduleError, schedule_from, series_end
 from monitors.models import Healthcheck, MaintenanceWindow, MaintenanceWindowTag, Organization
+from monitors.services.audit import audit_record, maintenance_window_snapshot
 
 # Each lookup reads an organization's live windows: a cap keeps that a bounded read.
 MAX_WINDOWS_PER_ORGANIZATION = 1000
@@ -62,6 +63,7 @@ def maintenance_window_create(
         MaintenanceWindowTag.objects.bulk_create(
             MaintenanceWindowTag(window=window, name=tag) for tag in names
         )
+        _audit(window, "maintenance_window.created", after=maintenance_window_snapshot(window))
     return window
 
 
@@ -83,6 +85,7 @@ def maintenance_window_update(
         )
     else:
         schedule = None
+    before = maintenance_window_snapshot(window)
     organization = window.organization
     targets = _healthchecks_of(organization, changes["healthchecks"]) if "healthchecks" in changes else None
     names = _tags(changes["tags"]) if "tags" in changes else None
@@ -105,12 +108,33 @@ def maintenance_window_update(
             MaintenanceWindowTag.objects.bulk_create(
                 MaintenanceWindowTag(window=window, name=tag) for tag in names if tag not in kept
             )
+        _audit(window, "maintenance_window.updated", before=before, after=maintenance_window_snapshot(window))
     return window
 
 
 def maintenance_window_delete(*, window: MaintenanceWindow) -> None:
     """Delete a window; results already flagged keep their flag (uptime stays as it was reported)."""
-    window.delete()
+    with transaction.atomic():
+        _audit(window, "maintenance_window.deleted", before=maintenance_window_snapshot(window))
+        window.delete()
+
+
+def _audit(
+    window: MaintenanceWindow,
+    action: str,
+    *,
+    before: Mapping[str, Any] | None = None,
+    after: Mapping[str, Any] | None = None,
+) -> None:
+    audit_record(
+        organization=window.organization_id,
+        action=action,
+        target_type="maintenance_window",
+        target_id=window.public_id,
+        target_name=window.name,
+        before=before,
+        after=after,
+    )
 
 
 def _schedule(

@@ -6,6 +6,7 @@ organization's memberships, so two owners demoting each other at once can't leav
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,8 +15,10 @@ from django.core import signing
 from django.db import transaction
 
 from monitors import roles
+from monitors.audit import current_actor
 from monitors.errors import ServiceError
 from monitors.models import Invitation, Membership, Organization
+from monitors.services.audit import audit_record, member_target
 
 INVITATION_LIFETIME = timedelta(days=7)
 INVITATION_SALT = "uptimy.invitation"
@@ -72,7 +75,7 @@ def invitation_create(
         Invitation.objects.filter(
             organization=organization, email=email, accepted_at__isnull=True, revoked_at__isnull=True
         ).update(revoked_at=now)
-        return Invitation.objects.create(
+        invitation = Invitation.objects.create(
             organization=organization,
             email=email,
             role=role,
@@ -80,13 +83,53 @@ def invitation_create(
             created_at=now,
             expires_at=now + INVITATION_LIFETIME,
         )
+        _audit_invitation(invitation, "invitation.created", after=_invitation_snapshot(invitation), now=now)
+    return invitation
+
+
+def _invitation_snapshot(invitation: Invitation) -> dict[str, Any]:
+    # The link's signed token is never kept: the public id alone does not open it.
+    return {
+        "email": invitation.email,
+        "role": invitation.role,
+        "expires_at": invitation.expires_at.isoformat(),
+    }
+
+
+def _audit_invitation(invitation: Invitation, action: str, *, now: datetime, **sides: Any) -> None:
+    audit_record(
+        organization=invitation.organization_id,
+        action=action,
+        target_type="invitation",
+        target_id=invitation.public_id,
+        target_name=invitation.email,
+        now=now,
+        **sides,
+    )
+
+
+def _audit_member(membership: Membership, action: str, **sides: Any) -> None:
+    target_id, name = member_target(membership.user)
+    audit_record(
+        organization=membership.organization_id,
+        action=action,
+        target_type="member",
+        target_id=target_id,
+        target_name=name,
+        **sides,
+    )
 
 
 def invitation_revoke(*, invitation: Invitation, actor: Membership, now: datetime) -> None:
     _refuse(roles.role_change_refusal(actor=actor.role, current=None, wanted=invitation.role, owners=0))
-    Invitation.objects.filter(pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True).update(
-        revoked_at=now
-    )
+    with transaction.atomic():
+        revoked = Invitation.objects.filter(
+            pk=invitation.pk, accepted_at__isnull=True, revoked_at__isnull=True
+        ).update(revoked_at=now)
+        if revoked:
+            _audit_invitation(
+                invitation, "invitation.revoked", before=_invitation_snapshot(invitation), now=now
+            )
 
 
 def invitation_accept(*, invitation: Invitation, user: Any, now: datetime) -> Membership:
@@ -100,11 +143,20 @@ def invitation_accept(*, invitation: Invitation, user: Any, now: datetime) -> Me
         if locked.accepted_at or locked.revoked_at or locked.expires_at <= now:
             raise ServiceError("invitation", INVITATION_GONE)
         _refuse(invitation_addressee_refusal(invitation=locked, email=user.email or ""), field="email")
-        membership, _ = Membership.objects.get_or_create(
+        membership, joined = Membership.objects.get_or_create(
             organization=locked.organization, user=user, defaults={"role": locked.role}
         )
         locked.accepted_at, locked.accepted_by = now, user
         locked.save(update_fields=["accepted_at", "accepted_by"])
+        # The one accepting acts, signed in or signing up at this very moment.
+        accepting = replace(current_actor(), kind="person", user_id=user.pk)
+        _audit_invitation(
+            locked, "invitation.accepted", after={"accepted_by": user.email}, now=now, actor=accepting
+        )
+        if joined:
+            _audit_member(
+                membership, "member.added", after={"role": membership.role}, actor=accepting, now=now
+            )
     return membership
 
 
@@ -123,6 +175,7 @@ def membership_role_set(*, membership: Membership, role: str, actor: Membership)
         current = Membership.objects.get(pk=membership.pk).role
         _refuse(roles.role_change_refusal(actor=actor.role, current=current, wanted=role, owners=owners))
         Membership.objects.filter(pk=membership.pk).update(role=role)
+        _audit_member(membership, "member.role_changed", before={"role": current}, after={"role": role})
     membership.role = role
     return membership
 
@@ -133,3 +186,4 @@ def membership_remove(*, membership: Membership, actor: Membership) -> None:
         current = Membership.objects.get(pk=membership.pk).role
         _refuse(roles.role_change_refusal(actor=actor.role, current=current, wanted=None, owners=owners))
         Membership.objects.filter(pk=membership.pk).delete()
+        _audit_member(membership, "member.removed", before={"role": current})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,8 +14,10 @@ from django.core.validators import validate_slug
 from django.db import transaction
 from django.utils.text import slugify
 
+from monitors.audit import current_actor
 from monitors.errors import ServiceError
 from monitors.models import ApiKey, Membership, Organization, Plan
+from monitors.services.audit import api_key_snapshot, audit_record
 
 API_KEY_PREFIX = "upt_"
 # Writing last_used_at on every request would turn reads into writes; a minute is precise enough.
@@ -51,6 +54,15 @@ def organization_sign_up(*, email: str, password: str, organization_name: str) -
             slug=slug, name=organization_name, plan=Plan.objects.get(slug=DEFAULT_PLAN_SLUG)
         )
         membership_add(organization=organization, user=user, role=Membership.Role.OWNER)
+        audit_record(
+            organization=organization,
+            action="organization.created",
+            target_type="organization",
+            target_id=organization.public_id,
+            target_name=organization.name,
+            after={"name": organization.name, "slug": organization.slug, "plan": organization.plan.slug},
+            actor=replace(current_actor(), kind="person", user_id=user.pk),
+        )
     return user, organization
 
 
@@ -68,19 +80,37 @@ def api_key_create(
 ) -> tuple[ApiKey, str]:
     """Create a key and return it with the raw key, which is shown once and never stored."""
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(32)
-    api_key = ApiKey.objects.create(
-        organization=organization,
-        name=name,
-        prefix=raw_key[: len(API_KEY_PREFIX) + 8],
-        key_hash=hash_api_key(raw_key),
-        scope=scope,
-    )
+    with transaction.atomic():
+        api_key = ApiKey.objects.create(
+            organization=organization,
+            name=name,
+            prefix=raw_key[: len(API_KEY_PREFIX) + 8],
+            key_hash=hash_api_key(raw_key),
+            scope=scope,
+        )
+        _audit_key(api_key, "api_key.created", after=api_key_snapshot(api_key))
     return api_key, raw_key
 
 
+def _audit_key(api_key: ApiKey, action: str, **sides: Any) -> None:
+    audit_record(
+        organization=api_key.organization_id,
+        action=action,
+        target_type="api_key",
+        target_id=api_key.public_id,
+        target_name=api_key.name or f"{api_key.prefix}…",
+        **sides,
+    )
+
+
 def api_key_revoke(*, api_key: ApiKey, now: datetime) -> ApiKey:
-    ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=now)
-    api_key.refresh_from_db(fields=["revoked_at"])
+    """Revoke a key at once; revoking a revoked key changes (and records) nothing."""
+    with transaction.atomic():
+        before = api_key_snapshot(api_key)
+        revoked = ApiKey.objects.filter(pk=api_key.pk, revoked_at__isnull=True).update(revoked_at=now)
+        api_key.refresh_from_db(fields=["revoked_at"])
+        if revoked:
+            _audit_key(api_key, "api_key.revoked", before=before, after=api_key_snapshot(api_key))
     return api_key
 
 

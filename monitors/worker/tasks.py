@@ -89,6 +89,12 @@ def prune_results() -> int:
     return services.results_prune(now=now) + rate_counters_prune(now=now)
 
 
+@shared_task(name="monitors.prune_audit_events", ignore_result=True, expires=3600)
+def prune_audit_events() -> int:
+    """Delete audit events older than each plan's retention."""
+    return services.audit_prune(now=timezone.now())
+
+
 @shared_task(name="monitors.verify_quotes", ignore_result=True, expires=600)
 def verify_quotes() -> int:
     """Fetch due pricing pages (one at a time, one per host) and record whether each states its free-tier quote."""
