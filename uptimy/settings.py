@@ -95,6 +95,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A signed-in session's "last seen", for the account page's list of sessions (a write every 5 min at most).
+    "web.middleware.SignInSessionSeen",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # The web app's Content-Security-Policy (CONTENT_SECURITY_POLICY below), on its pages only.
