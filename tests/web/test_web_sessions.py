@@ -26,7 +26,9 @@ SAFARI = (
 
 @pytest.fixture
 def person(org):
-    user = get_user_model().objects.create_user(username="p@example.com", email="p@example.com", password=PASSWORD)
+    user = get_user_model().objects.create_user(
+        username="p@example.com", email="p@example.com", password=PASSWORD
+    )
     membership_add(organization=org, user=user, role=Membership.Role.OWNER)
     return user
 
@@ -135,7 +137,8 @@ def test_a_wrong_old_password_changes_nothing(person):
     laptop = signed_in(FIREFOX, "203.0.113.7")
 
     answer = laptop.post(
-        "/app/account/password/", {"old_password": "wrong", "new_password1": "x-y-z-123456", "new_password2": "x-y-z-123456"}
+        "/app/account/password/",
+        {"old_password": "wrong", "new_password1": "x-y-z-123456", "new_password2": "x-y-z-123456"},
     )
 
     assert answer.status_code == 400
