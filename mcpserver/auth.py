@@ -12,6 +12,7 @@ from typing import Literal
 
 from django.utils import timezone
 
+from monitors.access_rules import api_key_expired, api_key_expired_message
 from monitors.audit import Actor
 from monitors.models import ApiKey
 from monitors.selectors import api_key_by_hash
@@ -54,10 +55,20 @@ class Grant:
         return actor.seen_from(address=address, user_agent=user_agent)
 
 
-def grant_for(authorization: str | None, *, resource: str) -> Grant | None:
+class CredentialExpired(Exception):
+    """Refuse a known credential whose time is up; ``message`` says so (the 401's detail)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+def grant_for(authorization: str | None, *, resource: str, address: str | None = None) -> Grant | None:
     """Return the grant of an ``Authorization: Bearer …`` header value, or None for no or a bad credential.
 
-    ``resource`` is the MCP endpoint's public URL, which an OAuth token must have been issued for.
+    ``resource`` is the MCP endpoint's public URL, which an OAuth token must have been issued for;
+    ``address`` is the client's, recorded as a key's last use. An expired API key raises
+    :class:`CredentialExpired`, so its holder hears why.
     """
     if not authorization:
         return None
@@ -65,14 +76,17 @@ def grant_for(authorization: str | None, *, resource: str) -> Grant | None:
     token = token.strip()
     if scheme.lower() != "bearer" or not token:
         return None
-    return _key_grant(token) or _oauth_grant(token, resource=resource)
+    return _key_grant(token, address=address) or _oauth_grant(token, resource=resource)
 
 
-def _key_grant(raw_key: str) -> Grant | None:
+def _key_grant(raw_key: str, *, address: str | None) -> Grant | None:
     api_key = api_key_by_hash(key_hash=hash_api_key(raw_key))
     if api_key is None or not api_key.is_active:
         return None
-    api_key_touch(api_key=api_key, now=timezone.now())
+    now = timezone.now()
+    if api_key.expires_at is not None and api_key_expired(api_key.expires_at, now=now):
+        raise CredentialExpired(api_key_expired_message(api_key.expires_at))
+    api_key_touch(api_key=api_key, now=now, address=address)
     scopes = {READ, WRITE} if api_key.scope == ApiKey.Scope.READ_WRITE else {READ}
     return Grant(
         organization_id=api_key.organization_id,

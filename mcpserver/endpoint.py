@@ -19,7 +19,7 @@ from django.db import close_old_connections
 from django.http.request import split_domain_port, validate_host
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcpserver.auth import Grant, grant_for
+from mcpserver.auth import CredentialExpired, Grant, grant_for
 from signin.discovery import RESOURCE_METADATA_PATH, public_base_for
 
 PATH = "/mcp"
@@ -40,11 +40,13 @@ def _allowed_origin(origin: str) -> bool:
     return bool(domain) and validate_host(domain, settings.ALLOWED_HOSTS)
 
 
-def _grant(authorization: str | None, resource: str) -> Grant | None:
+def _grant(authorization: str | None, resource: str, address: str | None) -> Grant | CredentialExpired | None:
     # Django's request cycle closes stale connections around each request; this thread is not in one.
     close_old_connections()
     try:
-        return grant_for(authorization, resource=resource)
+        return grant_for(authorization, resource=resource, address=address)
+    except CredentialExpired as expired:
+        return expired
     finally:
         close_old_connections()
 
@@ -77,7 +79,12 @@ class McpEndpoint:
             return
         base = public_base_for(scope.get("scheme", "http"), host)
         authorization = headers.get("authorization")
-        grant = await sync_to_async(_grant, thread_sensitive=False)(authorization, f"{base}{PATH}")
+        client = scope.get("client")
+        address = str(client[0]) if client else None
+        grant = await sync_to_async(_grant, thread_sensitive=False)(authorization, f"{base}{PATH}", address)
+        if isinstance(grant, CredentialExpired):
+            await _unauthorized(send, base, given=True, expired=grant.message)
+            return
         if grant is None:
             await _unauthorized(send, base, given=bool(authorization))
             return
@@ -94,9 +101,16 @@ class McpEndpoint:
         await self.sdk_app({**scope, GRANT_KEY: grant}, receive, send)
 
 
-async def _unauthorized(send: Send, base: str, *, given: bool) -> None:
+async def _unauthorized(send: Send, base: str, *, given: bool, expired: str | None = None) -> None:
     challenge = f'Bearer resource_metadata="{resource_metadata_url(base)}"'
-    if given:
+    if expired:
+        # RFC 6750 §3.1: invalid_token covers an expired one; the description says which it is.
+        challenge = (
+            'Bearer error="invalid_token", error_description="The API key expired", '
+            f'resource_metadata="{resource_metadata_url(base)}"'
+        )
+        detail = expired
+    elif given:
         # RFC 6750 §3.1: a credential was sent and is not one we know.
         challenge = (
             'Bearer error="invalid_token", error_description="Unknown or revoked credential", '

@@ -23,10 +23,12 @@ from monitors.models import (
     OutboxBatch,
     Plan,
     ProbeResult,
+    RateCounter,
     RecoveryCode,
     Region,
     RegionState,
     Rollup,
+    SignInSession,
     SlotVerdict,
     StatusChange,
     ToolChange,
@@ -314,3 +316,20 @@ class AuditEventAdmin(ModelAdmin[AuditEvent]):
 
     def has_delete_permission(self, request: HttpRequest, obj: AuditEvent | None = None) -> bool:
         return False
+
+
+@admin.register(SignInSession)
+class SignInSessionAdmin(ReadOnlyAdmin[SignInSession]):
+    """Show where people are signed in; the session key is a credential, never shown."""
+
+    list_display = ["user", "address", "created_at", "last_seen_at"]
+    exclude = ["session_key"]
+    search_fields = ["user__username", "user__email", "address"]
+    list_select_related = ["user"]
+
+
+@admin.register(RateCounter)
+class RateCounterAdmin(ReadOnlyAdmin[RateCounter]):
+    """Show the embedded default's rate-limit counters (keys hash user names; nothing secret)."""
+
+    list_display = ["key", "count", "expires_at"]

@@ -146,6 +146,10 @@ class ApiKey(models.Model):
     scope = models.CharField(max_length=16, choices=Scope.choices, default=Scope.READ_WRITE)
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # The client address of the use recorded at last_used_at (REMOTE_ADDR, or the ASGI client at /mcp).
+    last_used_address = models.GenericIPAddressField(null=True, blank=True)
+    # Null: the key never expires. Refused from this instant on (monitors.access_rules.api_key_expired).
+    expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -161,6 +165,33 @@ class ApiKey(models.Model):
     @property
     def can_write(self) -> bool:
         return self.scope == self.Scope.READ_WRITE
+
+
+class SignInSession(models.Model):
+    """Remember one signed-in web session of a person, so they can see it and end it.
+
+    ``session_key`` is Django's session key (the database session engine's primary key, so
+    storing it here adds no secret the database does not hold already); it is never shown: pages
+    and forms name a session by ``public_id``. Rows whose Django session is gone are left out
+    of the list (monitors.selectors.sign_in_sessions_of) and pruned at the person's next sign-in.
+    """
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="sign_in_sessions"
+    )
+    session_key = models.CharField(max_length=40, unique=True, editable=False)
+    created_at = models.DateTimeField()
+    last_seen_at = models.DateTimeField()
+    address = models.GenericIPAddressField(null=True, blank=True)
+    # The client's text, cleaned and capped (monitors.access_rules.clean_user_agent).
+    user_agent = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["-last_seen_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"session of {self.user_id} since {self.created_at:%Y-%m-%d %H:%M}"
 
 
 class Healthcheck(models.Model):

@@ -14,11 +14,13 @@ from uuid import UUID
 import httpx
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.db.models import (
     Case,
     Count,
+    Exists,
     Field,
     Model,
     OuterRef,
@@ -32,6 +34,7 @@ from django.db.models import (
 )
 
 from monitors import latency, roles, scorecard
+from monitors.access_rules import api_key_expired, api_key_unused, user_agent_summary
 from monitors.maintenance import (
     Occurrence,
     Schedule,
@@ -54,6 +57,7 @@ from monitors.models import (
     Region,
     RegionState,
     Rollup,
+    SignInSession,
     StatusChange,
     ToolChange,
     ToolList,
@@ -161,6 +165,57 @@ def invitation_by_public_id(*, public_id: str) -> Invitation | None:
 def api_keys_of(*, organization: Organization) -> QuerySet[ApiKey]:
     """Return the organization's API keys, revoked ones too, newest first."""
     return ApiKey.objects.filter(organization=organization).order_by("-created_at", "-id")
+
+
+@dataclass(frozen=True, slots=True)
+class ListedApiKey:
+    """One key as its list shows it: the key, whether it has expired, and whether it looks abandoned."""
+
+    key: ApiKey
+    expired: bool
+    unused: bool
+
+
+def api_keys_listed(*, organization: Organization, now: datetime) -> list[ListedApiKey]:
+    """Return the organization's keys, newest first, each judged at ``now`` (a revoked key is never flagged)."""
+    listed = []
+    for key in api_keys_of(organization=organization):
+        expired = api_key_expired(key.expires_at, now=now)
+        live = key.is_active and not expired
+        unused = live and api_key_unused(last_used_at=key.last_used_at, created_at=key.created_at, now=now)
+        listed.append(ListedApiKey(key=key, expired=expired, unused=unused))
+    return listed
+
+
+@dataclass(frozen=True, slots=True)
+class SignInSessionRow:
+    """One signed-in session as its person sees it; never its key."""
+
+    public_id: UUID
+    device: str
+    address: str | None
+    created_at: datetime
+    last_seen_at: datetime
+    current: bool
+
+
+def sign_in_sessions_of(
+    *, user: Any, current_session_key: str | None, now: datetime
+) -> list[SignInSessionRow]:
+    """Return the person's live sessions (Django still has them, unexpired), the current one first, in one query."""
+    live = Session.objects.filter(session_key=OuterRef("session_key"), expire_date__gt=now)
+    rows = [
+        SignInSessionRow(
+            public_id=record.public_id,
+            device=user_agent_summary(record.user_agent),
+            address=record.address,
+            created_at=record.created_at,
+            last_seen_at=record.last_seen_at,
+            current=record.session_key == current_session_key,
+        )
+        for record in SignInSession.objects.filter(Exists(live), user=user).order_by("-last_seen_at", "-id")
+    ]
+    return sorted(rows, key=lambda row: not row.current)
 
 
 def regions_enabled() -> QuerySet[Region]:

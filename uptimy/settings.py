@@ -97,6 +97,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # After the user is known: who is asking, for the audit log (monitors.audit).
     "monitors.middleware.AuditActorMiddleware",
+    # A signed-in session's "last seen", for the account page's list of sessions (a write every 5 min at most).
+    "web.middleware.SignInSessionSeen",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # The web app's Content-Security-Policy (CONTENT_SECURITY_POLICY below), on its pages only.

@@ -92,6 +92,12 @@ class ApiKeyForm(forms.Form):
     read_only = forms.BooleanField(
         label="Read-only", required=False, help_text="The key can read but not change."
     )
+    expires_on = forms.DateField(
+        label="Expires on",
+        required=False,
+        widget=forms.DateInput(attrs={"type": "date"}),
+        help_text="Optional: the key stops working at the start of this day (00:00 UTC), within two years.",
+    )
 
 
 ROLE_CHOICES = [(role, role.capitalize()) for role in ROLES]

@@ -27,6 +27,7 @@ from monitors import two_factor as rules
 from monitors.errors import ServiceError
 from web.access import Seat, member_view
 from web.forms import ConfirmCodeForm, OrganizationSecurityForm, ProofForm, SecondFactorForm
+from web.signins import record_sign_in
 from web.throttle import login_attempt, login_attempt_succeeded, wait_words
 from web.two_factor import pending_clear, pending_of
 
@@ -187,6 +188,7 @@ def login_two_factor(request: HttpRequest) -> HttpResponse:
             login_attempt_succeeded(request, username)
             pending_clear(request)
             login(request, cast("User", pending.user), backend=pending.backend)
+            record_sign_in(request)
             if used == "recovery":
                 left = services.recovery_codes_left(user=pending.user)
                 messages.warning(

@@ -3,6 +3,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
+from web import account_views as accounts
 from web import status_page_views as pages
 from web import two_factor_views as two_factor
 from web import views
@@ -42,7 +43,7 @@ urlpatterns = [
     ),
     path(
         "password-reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(
+        accounts.PasswordResetConfirm.as_view(
             template_name="web/accounts/password_reset_confirm.html",
             success_url=reverse_lazy("web:password_reset_complete"),
         ),
@@ -55,6 +56,14 @@ urlpatterns = [
         ),
         name="password_reset_complete",
     ),
+    path("account/", accounts.account, name="account"),
+    path("account/password/", accounts.password_change, name="password-change"),
+    path(
+        "account/sessions/end-others/",
+        accounts.sign_in_sessions_end_others,
+        name="sign-in-sessions-end-others",
+    ),
+    path("account/sessions/<uuid:public_id>/end/", accounts.sign_in_session_end, name="sign-in-session-end"),
     path("organization/", views.switch_organization, name="switch-organization"),
     path("healthchecks/new/", views.healthcheck_new, name="healthcheck-new"),
     path("healthchecks/<uuid:public_id>/", views.healthcheck_detail, name="healthcheck"),

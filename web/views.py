@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import smtplib
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.contrib import messages
@@ -28,6 +28,7 @@ from alerts.api.serializers import AlertPolicySerializer, ChannelSerializer, Cha
 from alerts.api.views import NO_DEFAULT_POLICY
 from alerts.models import Channel, Incident
 from monitors import selectors, services
+from monitors.access_rules import UNUSED_FLAG
 from monitors.api.serializers import (
     HealthcheckListingSerializer,
     HealthcheckSerializer,
@@ -57,6 +58,7 @@ from web.api_errors import saved
 from web.confirm import confirm_delete
 from web.forms import ROLE_CHOICES, ApiKeyForm, InviteForm, RateLimitedLoginForm, RoleForm, SignupForm
 from web.results import ResultView, view_of_outcome
+from web.signins import record_sign_in
 from web.two_factor import pending_begin
 
 STATUS_CHOICES = ("up", "degraded", "down", "pending", "paused")
@@ -83,7 +85,8 @@ class SignInView(LoginView):
                 now=timezone.now(),
             )
             return redirect("web:login-two-factor")
-        response = super().form_valid(form)
+        response = super().form_valid(form)  # login()
+        record_sign_in(self.request)
         requirers = selectors.two_factor_requirers(user=user)
         if requirers:
             messages.warning(request=self.request, message=enrolment_required_words(requirers))
@@ -121,6 +124,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             form.add_error("email" if refused.field == "email" else None, refused.message)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            record_sign_in(request)
             request.session[SESSION_ORGANIZATION] = str(membership.organization.public_id)
             messages.success(request, f"Welcome to {membership.organization.name}, as {membership.role}.")
             return redirect(_next_or_dashboard(request))
@@ -131,6 +135,7 @@ def signup(request: HttpRequest) -> HttpResponse:
             organization_name=form.cleaned_data["organization"],
         )
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        record_sign_in(request)
         request.session[SESSION_ORGANIZATION] = str(organization.public_id)
         messages.success(request, f"Welcome to Uptimy. {organization.name} is on the free plan.")
         return redirect(_next_or_dashboard(request))
@@ -1183,14 +1188,27 @@ def api_keys(request: HttpRequest, seat: Seat) -> HttpResponse:
     created = None
     if request.method == "POST" and form.is_valid():
         scope = ApiKey.Scope.READ if form.cleaned_data["read_only"] else ApiKey.Scope.READ_WRITE
-        key, raw = services.api_key_create(
-            organization=seat.organization, name=form.cleaned_data["name"], scope=scope
-        )
-        created = {"key": key, "raw": raw}
-        form = ApiKeyForm()
-    keys = list(selectors.api_keys_of(organization=seat.organization))
+        expires_on = form.cleaned_data["expires_on"]
+        try:
+            key, raw = services.api_key_create(
+                organization=seat.organization,
+                name=form.cleaned_data["name"],
+                scope=scope,
+                expires_at=datetime.combine(expires_on, datetime.min.time(), tzinfo=UTC)
+                if expires_on
+                else None,
+            )
+        except ServiceError as refused:
+            form.add_error("expires_on" if refused.field == "expires_at" else None, refused.message)
+        else:
+            created = {"key": key, "raw": raw}
+            form = ApiKeyForm()
+    keys = selectors.api_keys_listed(organization=seat.organization, now=timezone.now())
     response = render(
-        request, "web/settings/api_keys.html", {"seat": seat, "form": form, "keys": keys, "created": created}
+        request,
+        "web/settings/api_keys.html",
+        {"seat": seat, "form": form, "keys": keys, "created": created, "unused_flag": UNUSED_FLAG},
+        status=400 if form.errors else 200,
     )
     # The raw key is on this page only: no cache may keep it.
     response["Cache-Control"] = "no-store"

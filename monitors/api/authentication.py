@@ -8,6 +8,7 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from monitors.access_rules import api_key_expired, api_key_expired_message
 from monitors.audit import Actor, api_via, replace_actor
 from monitors.models import ApiKey
 from monitors.selectors import api_key_by_hash
@@ -35,7 +36,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if api_key is None or not api_key.is_active:
             # One answer for unknown and revoked keys: the difference would help a guesser.
             raise exceptions.AuthenticationFailed("Unknown or revoked API key.")
-        api_key_touch(api_key=api_key, now=timezone.now())
+        now = timezone.now()
+        if api_key.expires_at is not None and api_key_expired(api_key.expires_at, now=now):
+            # Only the key's holder can reach this sentence: it tells them what to do, a guesser nothing.
+            raise exceptions.AuthenticationFailed(api_key_expired_message(api_key.expires_at))
+        api_key_touch(api_key=api_key, now=now, address=request.META.get("REMOTE_ADDR"))
         replace_actor(key_actor(request, api_key))
         return (ApiKeyUser(api_key), api_key)
 

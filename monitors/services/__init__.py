@@ -49,6 +49,15 @@ from monitors.services.recording import (
     verdicts_settle,
 )
 from monitors.services.rollups import results_prune, rollups_refresh
+from monitors.services.signins import (
+    SIGN_IN_SEEN_INTERVAL,
+    sign_in_session_end,
+    sign_in_session_password_changed,
+    sign_in_session_record,
+    sign_in_session_rekey,
+    sign_in_session_seen,
+    sign_in_sessions_end_others,
+)
 from monitors.services.tenancy import (
     api_key_create,
     api_key_revoke,
@@ -73,6 +82,7 @@ from monitors.services.two_factor import (
 __all__ = [
     "INVITATION_GONE",
     "RULE_FIELDS",
+    "SIGN_IN_SEEN_INTERVAL",
     "HealthcheckUpdated",
     "Notice",
     "Recheck",
@@ -116,6 +126,12 @@ __all__ = [
     "result_unsaved",
     "results_prune",
     "rollups_refresh",
+    "sign_in_session_end",
+    "sign_in_session_password_changed",
+    "sign_in_session_record",
+    "sign_in_session_rekey",
+    "sign_in_session_seen",
+    "sign_in_sessions_end_others",
     "stale_after",
     "storable_outcome",
     "two_factor_confirm",

@@ -12,8 +12,11 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
 from django.utils.text import slugify
 
+from monitors.access_rules import api_key_expiry_refusal, client_address
 from monitors.audit import current_actor
 from monitors.errors import ServiceError
 from monitors.models import ApiKey, Membership, Organization, Plan
@@ -76,9 +79,20 @@ def membership_add(
 
 
 def api_key_create(
-    *, organization: Organization, name: str = "", scope: str = ApiKey.Scope.READ_WRITE
+    *,
+    organization: Organization,
+    name: str = "",
+    scope: str = ApiKey.Scope.READ_WRITE,
+    expires_at: datetime | None = None,
+    now: datetime | None = None,
 ) -> tuple[ApiKey, str]:
-    """Create a key and return it with the raw key, which is shown once and never stored."""
+    """Create a key and return it with the raw key, which is shown once and never stored.
+
+    ``expires_at`` (None: never) must be in the future and within two years of ``now``.
+    """
+    refusal = api_key_expiry_refusal(expires_at, now=now or timezone.now())
+    if refusal:
+        raise ServiceError("expires_at", refusal)
     raw_key = API_KEY_PREFIX + secrets.token_urlsafe(32)
     with transaction.atomic():
         api_key = ApiKey.objects.create(
@@ -87,6 +101,7 @@ def api_key_create(
             prefix=raw_key[: len(API_KEY_PREFIX) + 8],
             key_hash=hash_api_key(raw_key),
             scope=scope,
+            expires_at=expires_at,
         )
         _audit_key(api_key, "api_key.created", after=api_key_snapshot(api_key))
     return api_key, raw_key
@@ -114,12 +129,17 @@ def api_key_revoke(*, api_key: ApiKey, now: datetime) -> ApiKey:
     return api_key
 
 
-def api_key_touch(*, api_key: ApiKey, now: datetime) -> None:
-    """Record that the key was used, at most once per API_KEY_TOUCH_INTERVAL."""
+def api_key_touch(*, api_key: ApiKey, now: datetime, address: str | None = None) -> None:
+    """Record that the key was used, and from which address, at most once per API_KEY_TOUCH_INTERVAL.
+
+    The condition is in the UPDATE itself, so concurrent requests within the interval write once.
+    """
     if api_key.last_used_at and now - api_key.last_used_at < API_KEY_TOUCH_INTERVAL:
         return
-    ApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
-    api_key.last_used_at = now
+    used_from = client_address(address)
+    due = Q(last_used_at__isnull=True) | Q(last_used_at__lte=now - API_KEY_TOUCH_INTERVAL)
+    if ApiKey.objects.filter(due, pk=api_key.pk).update(last_used_at=now, last_used_address=used_from):
+        api_key.last_used_at, api_key.last_used_address = now, used_from
 
 
 def demo_bootstrap(*, org_slug: str = "demo", username: str = "admin") -> dict[str, str | None]:
