@@ -77,7 +77,8 @@ def test_an_event_that_cannot_be_written_rolls_the_change_back(org, now, monkeyp
     assert type(healthcheck).objects.filter(pk=healthcheck.pk).exists()
 
 
-def test_audit_record_refuses_to_run_outside_a_transaction(org, transactional_db):
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_audit_record_refuses_to_run_outside_a_transaction(org):
     with pytest.raises(RuntimeError):
         audit_record(organization=org, action="x.y", target_type="x")
 

@@ -4,19 +4,42 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from django.utils import timezone
+
+from monitors import services
 
 from monitors.models import Healthcheck, Membership, Organization
 from monitors.services import healthcheck_create, membership_add
 from probes.checks import check_kind
 from tests.alerts.channel_support import receiver  # noqa: F401  (fixture: a loopback HTTP receiver)
 from tests.browser_support import chromium  # noqa: F401  (fixture: Chromium through Playwright, per module)
+from web.signins import SEEN_AT
 
 PASSWORD = "a-long-test-password-42"
+
+
+def signed_in(user: Any) -> Client:
+    """Return a test client signed in as ``user`` the way the sign-in form leaves it: its session recorded.
+
+    ``force_login`` alone leaves a session with no record, so the first page it opens would
+    record one and count queries no later page makes.
+    """
+    browser = Client()
+    browser.force_login(user)
+    session = browser.session
+    now = timezone.now()
+    services.sign_in_session_record(
+        user=user, session_key=session.session_key, address="127.0.0.1", user_agent="", now=now
+    )
+    session[SEEN_AT] = now.timestamp()
+    session.save()
+    return browser
 
 
 @pytest.fixture
@@ -30,8 +53,7 @@ def make_member(db) -> Callable[..., Client]:
         name = username or f"user{next(counter)}@example.com"
         user = get_user_model().objects.create_user(username=name, email=name, password=PASSWORD)
         membership_add(organization=organization, user=user, role=role)
-        browser = Client()
-        browser.force_login(user)
+        browser = signed_in(user)
         browser.user = user  # type: ignore[attr-defined]
         return browser
 
