@@ -11,23 +11,31 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.shared.auth import OAuthClientMetadata
 
 from tests.clock import clock_environment
 from tests.live_uptimy import ROOT, LiveUptimy
+from tests.oauth_person import CALLBACK, CLIENT_NAME, MemoryStorage, Person
+from tests.totp_reference import totp
 
 ORGANIZATION = "audit-live"
 OWNER = "audit-owner@example.com"
 VIEWER = "audit-viewer@example.com"
+# Enrols a second factor and sets the organization's rule: an owner of their own, so the others sign in with a password.
+ENROLLER = "audit-enroller@example.com"
 PASSWORD = "a-long-live-password-77"
 UPTIMYCTL = str(Path(sys.executable).with_name("uptimyctl"))
 EVENTS = "/api/v1/audit-events/"
@@ -51,7 +59,7 @@ def manage_shell(live: LiveUptimy, code: str) -> str:
 def site(loopback_uptimy: LiveUptimy) -> dict[str, Any]:
     """Make this module's organization with a read-write key, an owner and a viewer with passwords."""
     key = loopback_uptimy.create_key(read_only=False, organization=ORGANIZATION)
-    people = {OWNER: "OWNER", VIEWER: "VIEWER"}
+    people = {OWNER: "OWNER", VIEWER: "VIEWER", ENROLLER: "OWNER"}
     manage_shell(
         loopback_uptimy,
         "from django.contrib.auth import get_user_model\n"
@@ -184,6 +192,47 @@ def test_a_change_through_the_mcp_server_names_the_key_and_via_mcp(site):
     assert (event["before"], event["after"]) == ({"paused": False}, {"paused": True})
 
 
+def oauth_call_tool(site: dict[str, Any], person: Person, name: str, arguments: dict[str, Any]) -> None:
+    """Call one tool as an assistant signed in with OAuth (the SDK's provider; ``person`` allows it)."""
+    provider = OAuthClientProvider(
+        server_url=site["live"].mcp_url,
+        client_metadata=OAuthClientMetadata(
+            client_name=CLIENT_NAME, redirect_uris=[CALLBACK], token_endpoint_auth_method="none"
+        ),
+        storage=MemoryStorage(),
+        redirect_handler=person.open,
+        callback_handler=person.callback,
+    )
+
+    async def main() -> None:
+        async with (
+            create_mcp_http_client(auth=provider) as http,
+            streamable_http_client(site["live"].mcp_url, http_client=http) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            result = await session.call_tool(name, arguments)
+            assert not result.is_error, result.content
+
+    asyncio.run(main())
+
+
+def test_a_change_by_an_oauth_client_names_the_client_and_the_person_it_acts_for(site):
+    public_id = create_by_api(site, "Audit OAuth")
+    organization_id = manage_shell(
+        site["live"],
+        f"from monitors.models import Organization; print(Organization.objects.get(slug={ORGANIZATION!r}).public_id)",
+    ).split()[-1]  # the shell prints its auto-imports first
+
+    oauth_call_tool(site, Person(site["live"].base, OWNER, PASSWORD, organization_id), "pause_monitor", {"monitor": public_id})
+
+    event = the_event(site, "healthcheck.paused", public_id)
+    assert (event["actor"]["kind"], event["actor"]["via"], event["actor"]["person"]) == ("oauth_client", "mcp", OWNER)
+    assert event["actor"]["oauth_client"]
+    assert CLIENT_NAME in event["actor"]["name"]
+    assert event["actor"]["api_key"] is None
+
+
 def test_a_change_in_the_web_app_names_the_person_and_via_web(site):
     public_id = create_by_api(site, "Audit web")
     browser = sign_in(site, OWNER)
@@ -230,3 +279,35 @@ def test_a_viewer_signed_in_may_not_read_the_log(site, path, status):
 
 def test_without_a_credential_the_log_is_refused(site):
     assert httpx.get(f"{site['live'].base}{EVENTS}", timeout=60).status_code in (401, 403)
+
+
+def post_form(browser: httpx.Client, path: str, **fields: str) -> httpx.Response:
+    return browser.post(path, data={"csrfmiddlewaretoken": browser.cookies["csrftoken"], **fields})
+
+
+def test_enrolling_a_second_factor_and_requiring_it_are_in_the_log(site):
+    browser = sign_in(site, ENROLLER)
+    try:
+        post_form(browser, "/app/account/security/enrol/")
+        found = re.search(r'id="two-factor-secret">([A-Z2-7 ]+)<', browser.get("/app/account/security/").text)
+        assert found
+        secret = found.group(1)
+        confirmed = post_form(browser, "/app/account/security/confirm/", code=totp(secret, time.time()))
+        assert confirmed.status_code == 200, confirmed.text[:500]
+        codes = re.findall(r"<li><code>([a-z0-9]{5}-[a-z0-9]{5})</code></li>", confirmed.text)
+        required = post_form(browser, "/app/settings/organization/", require_two_factor="on")
+        relaxed = post_form(browser, "/app/settings/organization/")
+    finally:
+        browser.close()
+    assert (required.status_code, relaxed.status_code) == (302, 302)
+
+    [enrolled] = events(site, action="member.two_factor_enrolled", target_id=ENROLLER)
+    rules = events(site, action="organization.updated")
+    assert (enrolled["actor"]["person"], enrolled["actor"]["via"]) == (ENROLLER, "web")
+    assert [(e["before"], e["after"]) for e in rules] == [
+        ({"require_two_factor": True}, {"require_two_factor": False}),
+        ({"require_two_factor": False}, {"require_two_factor": True}),
+    ]
+    logged = json.dumps(events(site, action="member"))
+    assert secret.replace(" ", "") not in logged.replace(" ", "")
+    assert codes and not [code for code in codes if code in logged]
