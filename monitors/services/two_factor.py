@@ -124,7 +124,13 @@ def two_factor_disable(*, user: AbstractBaseUser, proof: str, now: datetime) -> 
     two_factor = _proven(user, proof, now)
     with transaction.atomic():
         two_factor.delete()
-        _audit_person(user, "member.two_factor_disabled", before={"two_factor": True}, after={"two_factor": False}, now=now)
+        _audit_person(
+            user,
+            "member.two_factor_disabled",
+            before={"two_factor": True},
+            after={"two_factor": False},
+            now=now,
+        )
 
 
 def organization_require_two_factor(*, organization: Organization, required: bool, actor: Membership) -> None:

@@ -124,7 +124,12 @@ def the_event(site: dict[str, Any], action: str, target_id: str) -> dict[str, An
 def test_a_change_through_the_api_names_the_key_and_via_api(site):
     public_id = create_by_api(site, "Audit REST")
     with api(site) as client:
-        assert client.patch(f"/api/v1/healthchecks/{public_id}/", json={"name": "Audit REST renamed"}).status_code == 200
+        assert (
+            client.patch(
+                f"/api/v1/healthchecks/{public_id}/", json={"name": "Audit REST renamed"}
+            ).status_code
+            == 200
+        )
 
     event = the_event(site, "healthcheck.updated", public_id)
 
@@ -224,10 +229,19 @@ def test_a_change_by_an_oauth_client_names_the_client_and_the_person_it_acts_for
         f"from monitors.models import Organization; print(Organization.objects.get(slug={ORGANIZATION!r}).public_id)",
     ).split()[-1]  # the shell prints its auto-imports first
 
-    oauth_call_tool(site, Person(site["live"].base, OWNER, PASSWORD, organization_id), "pause_monitor", {"monitor": public_id})
+    oauth_call_tool(
+        site,
+        Person(site["live"].base, OWNER, PASSWORD, organization_id),
+        "pause_monitor",
+        {"monitor": public_id},
+    )
 
     event = the_event(site, "healthcheck.paused", public_id)
-    assert (event["actor"]["kind"], event["actor"]["via"], event["actor"]["person"]) == ("oauth_client", "mcp", OWNER)
+    assert (event["actor"]["kind"], event["actor"]["via"], event["actor"]["person"]) == (
+        "oauth_client",
+        "mcp",
+        OWNER,
+    )
     assert event["actor"]["oauth_client"]
     assert CLIENT_NAME in event["actor"]["name"]
     assert event["actor"]["api_key"] is None
@@ -247,7 +261,11 @@ def test_a_change_in_the_web_app_names_the_person_and_via_web(site):
         browser.close()
 
     event = the_event(site, "healthcheck.paused", public_id)
-    assert (event["actor"]["kind"], event["actor"]["via"], event["actor"]["person"]) == ("person", "web", OWNER)
+    assert (event["actor"]["kind"], event["actor"]["via"], event["actor"]["person"]) == (
+        "person",
+        "web",
+        OWNER,
+    )
     assert event["actor"]["api_key"] is None
     assert "healthcheck: Audit web" in page
 
@@ -310,4 +328,5 @@ def test_enrolling_a_second_factor_and_requiring_it_are_in_the_log(site):
     ]
     logged = json.dumps(events(site, action="member"))
     assert secret.replace(" ", "") not in logged.replace(" ", "")
-    assert codes and not [code for code in codes if code in logged]
+    assert codes
+    assert not [code for code in codes if code in logged]

@@ -8,6 +8,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from monitors.audit import Actor, acting_as
+from monitors.errors import ServiceError
 from monitors.models import AuditEvent, Membership
 from monitors.services import (
     membership_add,
@@ -81,9 +82,14 @@ def test_no_secret_or_recovery_code_is_ever_in_the_log(person, now):
 @pytest.mark.parametrize(
     ("change", "action"),
     [
-        (lambda user, now: recovery_codes_regenerate(user=user, proof=PASSWORD, now=now),
-         "member.recovery_codes_regenerated"),
-        (lambda user, now: two_factor_disable(user=user, proof=PASSWORD, now=now), "member.two_factor_disabled"),
+        (
+            lambda user, now: recovery_codes_regenerate(user=user, proof=PASSWORD, now=now),
+            "member.recovery_codes_regenerated",
+        ),
+        (
+            lambda user, now: two_factor_disable(user=user, proof=PASSWORD, now=now),
+            "member.two_factor_disabled",
+        ),
     ],
 )
 def test_a_later_change_of_the_second_factor_is_recorded_in_each_organization(person, now, change, action):
@@ -97,7 +103,7 @@ def test_a_later_change_of_the_second_factor_is_recorded_in_each_organization(pe
 def test_a_refused_proof_records_nothing(person, now):
     _enrol(person, now)
 
-    with pytest.raises(Exception):  # noqa: B017 - the service's refusal, whatever its class
+    with pytest.raises(ServiceError):
         two_factor_disable(user=person, proof="wrong", now=now)
 
     assert not _logged("member.two_factor_disabled").exists()
@@ -119,7 +125,11 @@ def test_requiring_two_factor_records_the_organization_s_before_and_after(person
     organization_require_two_factor(organization=org, required=True, actor=owner)
 
     event = _logged("organization.updated").get()
-    assert (event.organization_id, event.target_type, event.target_id) == (org.pk, "organization", str(org.public_id))
+    assert (event.organization_id, event.target_type, event.target_id) == (
+        org.pk,
+        "organization",
+        str(org.public_id),
+    )
     assert (event.before, event.after) == ({"require_two_factor": False}, {"require_two_factor": True})
 
 
