@@ -4,6 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path, reverse_lazy
 
 from web import account_views as accounts
+from web import audit_views as audit
 from web import status_page_views as pages
 from web import two_factor_views as two_factor
 from web import views
@@ -25,6 +26,7 @@ urlpatterns = [
     ),
     path("account/security/disable/", two_factor.two_factor_disable, name="two-factor-disable"),
     path("settings/organization/", two_factor.organization_settings, name="organization-settings"),
+    path("settings/audit/", audit.audit_events, name="audit-events"),
     path("signup/", views.signup, name="signup"),
     path(
         "password-reset/",

@@ -8,7 +8,7 @@ code can't both sign in.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
@@ -19,6 +19,7 @@ from monitors import two_factor as rules
 from monitors.errors import ServiceError
 from monitors.models import Membership, Organization, RecoveryCode, TwoFactor
 from monitors.secrets import decrypt_document, encrypt_document
+from monitors.services.audit import audit_record, member_target
 
 ALREADY_ON = "Two-factor sign-in is on already; disable it first to enrol another authenticator."
 NOT_ENROLLING = "Start the set-up again: there is no authenticator waiting to be confirmed."
@@ -69,7 +70,15 @@ def two_factor_confirm(*, user: AbstractBaseUser, code: str, now: datetime) -> l
         pending.confirmed_at = now
         pending.last_used_step = step
         pending.save(update_fields=["confirmed_at", "last_used_step"])
-        return _recovery_codes_replace(pending)
+        codes = _recovery_codes_replace(pending)
+        _audit_person(
+            user,
+            "member.two_factor_enrolled",
+            before={"two_factor": False},
+            after={"two_factor": True, "recovery_codes_left": len(codes)},
+            now=now,
+        )
+        return codes
 
 
 def two_factor_verify(*, user: AbstractBaseUser, code: str, now: datetime) -> Used | None:
@@ -98,12 +107,30 @@ def recovery_codes_regenerate(*, user: AbstractBaseUser, proof: str, now: dateti
     """Replace every recovery code with a new set once ``proof`` (a current code or the password) holds; return them."""
     two_factor = _proven(user, proof, now)
     with transaction.atomic():
-        return _recovery_codes_replace(two_factor)
+        left = recovery_codes_left(user=user)
+        codes = _recovery_codes_replace(two_factor)
+        _audit_person(
+            user,
+            "member.recovery_codes_regenerated",
+            before={"recovery_codes_left": left},
+            after={"recovery_codes_left": len(codes)},
+            now=now,
+        )
+        return codes
 
 
 def two_factor_disable(*, user: AbstractBaseUser, proof: str, now: datetime) -> None:
     """Turn two-factor sign-in off (secret and recovery codes deleted) once ``proof`` holds."""
-    _proven(user, proof, now).delete()
+    two_factor = _proven(user, proof, now)
+    with transaction.atomic():
+        two_factor.delete()
+        _audit_person(
+            user,
+            "member.two_factor_disabled",
+            before={"two_factor": True},
+            after={"two_factor": False},
+            now=now,
+        )
 
 
 def organization_require_two_factor(*, organization: Organization, required: bool, actor: Membership) -> None:
@@ -115,8 +142,43 @@ def organization_require_two_factor(*, organization: Organization, required: boo
     )
     if refusal is not None:
         raise ServiceError("require_two_factor", refusal)
-    Organization.objects.filter(pk=organization.pk).update(require_two_factor=required)
+    with transaction.atomic():
+        was = (
+            Organization.objects.select_for_update()
+            .values_list("require_two_factor", flat=True)
+            .get(pk=organization.pk)
+        )
+        Organization.objects.filter(pk=organization.pk).update(require_two_factor=required)
+        if was != required:
+            audit_record(
+                organization=organization,
+                action="organization.updated",
+                target_type="organization",
+                target_id=organization.public_id,
+                target_name=organization.name,
+                before={"require_two_factor": was},
+                after={"require_two_factor": required},
+            )
     organization.require_two_factor = required
+
+
+def _audit_person(user: AbstractBaseUser, action: str, *, now: datetime, **sides: Any) -> None:
+    """Record a change of a person's own sign-in in every organization they belong to (it is theirs in each).
+
+    The sides say on or off and how many recovery codes: never the secret nor a code.
+    """
+    target_id, name = member_target(user)
+    organization_ids = Membership.objects.filter(user_id=user.pk).values_list("organization_id", flat=True)
+    for organization_id in sorted(organization_ids):
+        audit_record(
+            organization=organization_id,
+            action=action,
+            target_type="member",
+            target_id=target_id,
+            target_name=name,
+            now=now,
+            **sides,
+        )
 
 
 def _confirmed(user: AbstractBaseUser) -> TwoFactor | None:
