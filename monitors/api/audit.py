@@ -65,13 +65,19 @@ class AuditEventSerializer(serializers.ModelSerializer[AuditEvent]):
 
 
 class OwnersAdminsOrKey(permissions.BasePermission):
-    """Let an API key of the organization in, or a signed-in owner or admin of it."""
+    """Let a read-write API key of the organization in, or a signed-in owner or admin of it.
 
-    message = "Only an owner or admin of the organization, or one of its API keys, can read its audit log."
+    A read-only key is what a dashboard or a status tool is handed; the log names people and
+    their addresses, which only those who manage the organization (or act for them) may read.
+    """
+
+    message = (
+        "Only an owner or admin of the organization, or one of its read-write API keys, can read its audit log."
+    )
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         if isinstance(request.auth, ApiKey):
-            return True
+            return request.auth.scope == ApiKey.Scope.READ_WRITE
         membership = session_membership(request)
         return membership is not None and membership.role in MANAGERS
 

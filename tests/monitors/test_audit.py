@@ -9,7 +9,7 @@ from django.db import transaction
 from django.test import Client
 
 from monitors.audit import Actor, acting_as
-from monitors.models import AuditEvent, AuditEventImmutable
+from monitors.models import ApiKey, AuditEvent, AuditEventImmutable
 from monitors.services import (
     api_key_create,
     audit_prune,
@@ -156,3 +156,12 @@ def test_a_bad_filter_is_a_400_naming_it(org, name, value):
 
     assert response.status_code == 400
     assert name in response.json()
+
+
+@pytest.mark.parametrize(("scope", "status"), [(ApiKey.Scope.READ_WRITE, 200), (ApiKey.Scope.READ, 403)])
+def test_only_a_read_write_key_reads_the_log(org, scope, status):
+    _, raw = api_key_create(organization=org, scope=scope)
+
+    response = _api(raw).get("/api/v1/audit-events/")
+
+    assert response.status_code == status
