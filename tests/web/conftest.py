@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -13,7 +13,6 @@ from django.test import Client
 from django.utils import timezone
 
 from monitors import services
-
 from monitors.models import Healthcheck, Membership, Organization
 from monitors.services import healthcheck_create, membership_add
 from probes.checks import check_kind
