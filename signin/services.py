@@ -227,8 +227,9 @@ def issued_tokens_revoke(*, access_token_id: int | None, token_family: Any, appl
                 organization_id,
                 "oauth_grant.revoked",
                 application=application,
-                before={"user": _email(user_id)},
-                after={"reason": REPLAYED_CODE},
+                user_id=user_id,
+                before={"active": True},
+                after={"active": False, "reason": REPLAYED_CODE},
                 actor=replace(SYSTEM, address=seen.address, user_agent=seen.user_agent),
             )
 
@@ -260,14 +261,19 @@ def _email(user_id: int | None) -> str | None:
     return get_user_model().objects.filter(pk=user_id).values_list("email", flat=True).first()
 
 
-def _audit_grant(organization_id: int, action: str, *, application: Any, **rest: Any) -> None:
+def _audit_grant(
+    organization_id: int, action: str, *, application: Any, user_id: int | None, **rest: Any
+) -> None:
+    """Record a grant's change, named by its client and the person it acts for (``Assistant for ann@…``)."""
     client_id = str(getattr(application, "client_id", "") or "")
+    client = str(getattr(application, "name", "") or client_id)
+    person = _email(user_id)
     audit_record(
         organization=organization_id,
         action=action,
         target_type="oauth_grant",
         target_id=client_id,
-        target_name=str(getattr(application, "name", "") or client_id),
+        target_name=f"{client} for {person}" if person else client,
         **rest,
     )
 
@@ -283,6 +289,7 @@ def grant_organization_bind(*, grant: Any, organization_id: int) -> None:
         organization_id,
         "oauth_grant.created",
         application=grant.application,
+        user_id=grant.user_id,
         after={
             "client_id": grant.application.client_id,
             "client_name": grant.application.name,
@@ -329,8 +336,9 @@ def client_token_revoke(*, token: str, application: Any, revoke: Any) -> None:
                 organization_id,
                 "oauth_grant.revoked",
                 application=application,
-                before={"user": _email(user_id)},
-                after={"reason": "revoked_by_client"},
+                user_id=user_id,
+                before={"active": True},
+                after={"active": False, "reason": "revoked_by_client"},
                 actor=actor,
             )
 
