@@ -27,13 +27,14 @@ from oauth2_provider.models import (
 
 from alerts import services as alerts
 from monitors import services as monitors
-from monitors.models import AuditEvent, Membership, Organization
+from monitors.models import AuditEvent, Membership, Organization, StatusChange
 from probes.checks import check_kind
 from reports import services as reports
 from signin import services as signin
 from signin.models import AccessTokenOrganization, RefreshTokenOrganization
 from statuspages import services as pages
 from statuspages.models import StatusPage
+from statuspages.services import drafting
 
 SECRET = "s3cret-never-in-the-log-9f2c"
 PASSWORD = "page-password-never-logged"
@@ -160,6 +161,17 @@ def _replay_revoke(w: World) -> Callable[[], object]:
     return lambda: signin.issued_tokens_revoke(
         access_token_id=access.pk, token_family=refresh.token_family, application=application
     )
+
+
+def _drafting(w: World) -> Callable[[], object]:
+    """Return the draft reader's next batch, a check of a drafting page having gone down."""
+    page = w.page(draft_incidents=True)
+    healthcheck = w.healthcheck()
+    pages.component_create(page=page, changes={"healthcheck": healthcheck.public_id})
+    StatusChange.objects.create(healthcheck=healthcheck, at=w.now, from_status="pending", to_status="up")
+    drafting.drafts_consume(now=w.now)  # the reader starts at the table's end
+    StatusChange.objects.create(healthcheck=healthcheck, at=w.now, from_status="up", to_status="down")
+    return lambda: drafting.drafts_consume(now=w.now)
 
 
 def _update_incident(w: World, status: str) -> Callable[[], object]:
@@ -440,6 +452,7 @@ ROWS = [
         ),
     ),
     Row("incident_create", "incident.created", "incident", lambda w: w.opening_incident()),
+    Row("drafting.drafts_consume (a check went down)", "incident.drafted", "incident", _drafting),
     Row(
         "incident_update",
         "incident.updated",
