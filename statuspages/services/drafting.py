@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
@@ -141,7 +142,7 @@ def _draft(row: StatusChange, shown: list[Component]) -> None:
         page_changed(page_id)
 
 
-def _audit(incident: PublishedIncident, action: str, **sides: object) -> None:
+def _audit(incident: PublishedIncident, action: str, **sides: Any) -> None:
     organization_id = StatusPage.objects.values_list("organization_id", flat=True).get(pk=incident.page_id)
     audited(organization_id, action, target=incident, name=incident.title, **sides)
 
@@ -157,7 +158,7 @@ def _suggest_resolved(row: StatusChange, shown: list[Component]) -> None:
             continue
         incident.awaiting_recovery = False
         if incident.draft:
-            before: dict[str, object] = {"status": incident.status, "resolved_at": None}
+            before: dict[str, Any] = {"status": incident.status, "resolved_at": None}
             minutes = max(1, round((row.at - incident.created_at).total_seconds() / 60))
             IncidentUpdate.objects.create(
                 incident=incident,
