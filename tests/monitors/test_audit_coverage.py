@@ -129,6 +129,10 @@ class Row:
     action: str
     target_type: str
     change: Change
+    # The events the same change writes after the first, in order (accepting an invitation adds a member).
+    also: tuple[str, ...] = ()
+    # The change makes an organization of its own (signing up), where its event goes.
+    new_organization: bool = False
 
     def __str__(self) -> str:
         return self.service
@@ -325,6 +329,46 @@ ROWS = [
                 organization=w.org, email="new@example.com", role="member", actor=w.owner, now=w.now
             )
         ),
+    ),
+    Row(
+        "invitation_accept",
+        "invitation.accepted",
+        "invitation",
+        lambda w: (lambda i, u: lambda: monitors.invitation_accept(invitation=i, user=u, now=w.now))(
+            monitors.invitation_create(
+                organization=w.org, email="new@example.com", role="member", actor=w.owner, now=w.now
+            ),
+            get_user_model().objects.create_user(username="new@example.com", email="new@example.com"),
+        ),
+        also=("member.added",),
+    ),
+    Row(
+        "invitation_sign_up",
+        "invitation.accepted",
+        "invitation",
+        lambda w: (
+            lambda i: (
+                lambda: monitors.invitation_sign_up(
+                    invitation=i, email="new@example.com", password=SECRET, now=w.now
+                )
+            )
+        )(
+            monitors.invitation_create(
+                organization=w.org, email="new@example.com", role="member", actor=w.owner, now=w.now
+            )
+        ),
+        also=("member.added",),
+    ),
+    Row(
+        "organization_sign_up",
+        "organization.created",
+        "organization",
+        lambda w: (
+            lambda: monitors.organization_sign_up(
+                email="founder@example.com", password=SECRET, organization_name="Initech"
+            )
+        ),
+        new_organization=True,
     ),
     Row(
         "membership_role_set",
@@ -560,10 +604,12 @@ def test_each_change_service_records_its_one_event_without_secrets(world, row):
     returned = call()
 
     events = _events_after(mark)
-    assert [(e.action, e.target_type, e.organization_id) for e in events] == [
-        (row.action, row.target_type, world.org.pk)
-    ]
-    logged = str((events[0].before, events[0].after, events[0].target_name))
+    assert [e.action for e in events] == [row.action, *row.also]
+    assert events[0].target_type == row.target_type
+    organizations = {e.organization_id for e in events}
+    assert len(organizations) == 1
+    assert (world.org.pk in organizations) is not row.new_organization
+    logged = str([(e.before, e.after, e.target_name) for e in events])
     for secret in (SECRET, PASSWORD, CHANNEL_SECRET, *([returned] if isinstance(returned, str) else [])):
         assert secret not in logged
 
