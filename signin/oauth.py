@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2 import Server
@@ -22,9 +23,11 @@ from monitors.models import Membership
 from signin.client_metadata import ClientMetadataRefused, is_metadata_url
 from signin.models import AccessTokenOrganization, GrantOrganization, RefreshTokenOrganization
 from signin.services import (
+    client_token_revoke,
     code_redemption_claim,
     code_redemption_link,
     code_redemption_replayed,
+    grant_organization_bind,
     issued_tokens_revoke,
     metadata_client_refresh,
 )
@@ -88,9 +91,20 @@ class OrganizationValidator(OAuth2Validator):  # type: ignore[misc]  # django-oa
                 description="Uptimy grants access for one organization, chosen on its consent screen.",
                 request=request,
             )
-        grant = super()._create_authorization_code(request, code, expires)
-        GrantOrganization.objects.create(grant=grant, organization_id=organization_id)
+        with transaction.atomic():
+            grant = super()._create_authorization_code(request, code, expires)
+            grant_organization_bind(grant=grant, organization_id=organization_id)
         return grant
+
+    def revoke_token(self, token: str, token_type_hint: Any, request: Any, *args: Any, **kwargs: Any) -> None:
+        """Revoke as the toolkit does (RFC 7009), and log it in the organization the token was for."""
+        client_token_revoke(
+            token=token,
+            application=getattr(request, "client", None),
+            revoke=lambda: super(OrganizationValidator, self).revoke_token(
+                token, token_type_hint, request, *args, **kwargs
+            ),
+        )
 
     def validate_code(
         self, client_id: str, code: str, client: Any, request: Any, *args: Any, **kwargs: Any
@@ -149,7 +163,9 @@ class OrganizationValidator(OAuth2Validator):  # type: ignore[misc]  # django-oa
             )
             if not linked:
                 # Raced by a replay that marked the code first: neither exchange keeps a token.
-                issued_tokens_revoke(access_token_id=access_token_id, token_family=token_family)
+                issued_tokens_revoke(
+                    access_token_id=access_token_id, token_family=token_family, application=request.client
+                )
                 raise errors.InvalidGrantError(request=request)
         return saved
 

@@ -6,11 +6,12 @@ import functools
 import hashlib
 import logging
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -18,6 +19,8 @@ from oauth2_provider.generators import generate_client_secret
 from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
 from oauth2_provider.settings import oauth2_settings
 
+from monitors.audit import SYSTEM, current_actor
+from monitors.services import audit_record
 from probes.runner import default_ssl_context
 from signin.client_fetch import fetch_document
 from signin.client_metadata import (
@@ -26,7 +29,12 @@ from signin.client_metadata import (
     client_id_url_problem,
     freshness_seconds,
 )
-from signin.models import CodeRedemption
+from signin.models import (
+    AccessTokenOrganization,
+    CodeRedemption,
+    GrantOrganization,
+    RefreshTokenOrganization,
+)
 from signin.registration import ClientRequest
 
 log = logging.getLogger(__name__)
@@ -186,21 +194,153 @@ def code_redemption_link(*, redemption_id: int, access_token_id: int | None, tok
 
 def code_redemption_replayed(*, code: str, application: Any, now: datetime) -> bool:
     """Mark ``code`` replayed and revoke the tokens issued from it; return whether it had been exchanged at all."""
-    redeemed = CodeRedemption.objects.filter(code_checksum=code_checksum(code), application=application)
-    if not redeemed.update(replayed_at=now):
-        return False  # never exchanged here: an unknown or expired code, refused as one
-    for access_token_id, token_family in redeemed.values_list("access_token_id", "token_family"):
-        issued_tokens_revoke(access_token_id=access_token_id, token_family=token_family)
+    with transaction.atomic():
+        redeemed = CodeRedemption.objects.filter(code_checksum=code_checksum(code), application=application)
+        if not redeemed.update(replayed_at=now):
+            return False  # never exchanged here: an unknown or expired code, refused as one
+        for access_token_id, token_family in redeemed.values_list("access_token_id", "token_family"):
+            issued_tokens_revoke(
+                access_token_id=access_token_id, token_family=token_family, application=application
+            )
     log.warning("An authorization code was presented again: the tokens issued from it are revoked.")
     return True
 
 
-def issued_tokens_revoke(*, access_token_id: int | None, token_family: Any) -> None:
-    """Revoke an exchange's access token and every refresh token of its family (and their access tokens)."""
-    if token_family is not None:
-        get_refresh_token_model().revoke_family(token_family)
+REPLAYED_CODE = "authorization_code_replayed"
+
+
+def issued_tokens_revoke(*, access_token_id: int | None, token_family: Any, application: Any = None) -> None:
+    """Revoke an exchange's access token and every refresh token of its family (and their access tokens).
+
+    Uptimy revokes them, not a person: the organization's log says so (actor ``system``, from the
+    replaying request's address) with the reason, a replayed authorization code.
+    """
+    with transaction.atomic():
+        organization_id, user_id = _issued_to(access_token_id, token_family)
+        if token_family is not None:
+            get_refresh_token_model().revoke_family(token_family)
+        if access_token_id is not None:
+            get_access_token_model().objects.filter(pk=access_token_id).delete()
+        if organization_id is not None:
+            seen = current_actor()
+            _audit_grant(
+                organization_id,
+                "oauth_grant.revoked",
+                application=application,
+                user_id=user_id,
+                before={"active": True},
+                after={"active": False, "reason": REPLAYED_CODE},
+                actor=replace(SYSTEM, address=seen.address, user_agent=seen.user_agent),
+            )
+
+
+def _issued_to(access_token_id: int | None, token_family: Any) -> tuple[int | None, int | None]:
+    """Return the organization and user an exchange's tokens were for, read before they are revoked."""
     if access_token_id is not None:
-        get_access_token_model().objects.filter(pk=access_token_id).delete()
+        found = (
+            AccessTokenOrganization.objects.filter(access_token_id=access_token_id)
+            .values_list("organization_id", "access_token__user_id")
+            .first()
+        )
+        if found is not None:
+            return found
+    if token_family is not None:
+        found = (
+            RefreshTokenOrganization.objects.filter(refresh_token__token_family=token_family)
+            .values_list("organization_id", "refresh_token__user_id")
+            .first()
+        )
+        if found is not None:
+            return found
+    return None, None
+
+
+def _email(user_id: int | None) -> str | None:
+    if user_id is None:
+        return None
+    return get_user_model().objects.filter(pk=user_id).values_list("email", flat=True).first()
+
+
+def _audit_grant(
+    organization_id: int, action: str, *, application: Any, user_id: int | None, **rest: Any
+) -> None:
+    """Record a grant's change, named by its client and the person it acts for (``Assistant for ann@…``)."""
+    client_id = str(getattr(application, "client_id", "") or "")
+    client = str(getattr(application, "name", "") or client_id)
+    person = _email(user_id)
+    audit_record(
+        organization=organization_id,
+        action=action,
+        target_type="oauth_grant",
+        target_id=client_id,
+        target_name=f"{client} for {person}" if person else client,
+        **rest,
+    )
+
+
+def grant_organization_bind(*, grant: Any, organization_id: int) -> None:
+    """Tie an authorization code to the organization its user chose on the consent screen: an assistant allowed.
+
+    Call it in the transaction that created the code: the event (``oauth_grant.created``, by the
+    person who clicked Allow) commits with it.
+    """
+    GrantOrganization.objects.create(grant=grant, organization_id=organization_id)
+    _audit_grant(
+        organization_id,
+        "oauth_grant.created",
+        application=grant.application,
+        user_id=grant.user_id,
+        after={
+            "client_id": grant.application.client_id,
+            "client_name": grant.application.name,
+            "user": _email(grant.user_id),
+            "scopes": sorted(grant.scope.split()),
+            "resource": list(getattr(grant, "resource", None) or []),
+        },
+    )
+
+
+def _token_bindings(token: str, application: Any) -> list[tuple[int, int | None]]:
+    """Return the (organization, user) of the client's stored tokens matching ``token``, access or refresh."""
+    checksum = hashlib.sha256(token.encode()).hexdigest()
+    found = list(
+        AccessTokenOrganization.objects.filter(
+            access_token__token_checksum=checksum, access_token__application=application
+        ).values_list("organization_id", "access_token__user_id")
+    )
+    found += RefreshTokenOrganization.objects.filter(
+        refresh_token__token_checksum=checksum,
+        refresh_token__application=application,
+        refresh_token__revoked__isnull=True,
+    ).values_list("organization_id", "refresh_token__user_id")
+    return list(dict.fromkeys(found))
+
+
+def client_token_revoke(*, token: str, application: Any, revoke: Any) -> None:
+    """Revoke a token at its client's request (RFC 7009) with ``revoke`` (the toolkit's), logging it in its organization.
+
+    The client acts (for the user the token was for); an unknown token revokes and logs nothing.
+    """
+    with transaction.atomic():
+        bindings = _token_bindings(token, application) if application is not None else []
+        revoke()
+        for organization_id, user_id in bindings:
+            actor = replace(
+                current_actor(),
+                kind="oauth_client",
+                user_id=user_id,
+                oauth_client_id=str(application.client_id),
+                oauth_client_name=str(application.name or ""),
+            )
+            _audit_grant(
+                organization_id,
+                "oauth_grant.revoked",
+                application=application,
+                user_id=user_id,
+                before={"active": True},
+                after={"active": False, "reason": "revoked_by_client"},
+                actor=actor,
+            )
 
 
 def code_redemptions_clear(*, now: datetime) -> int:

@@ -648,7 +648,7 @@ def subscriber_add(request: HttpRequest, seat: Seat, public_id: str) -> HttpResp
             )
         else:
             subscriber = page_services.email_subscribe(
-                page=page, email=data.get("email", ""), components=components, now=now
+                page=page, email=data.get("email", ""), components=components, now=now, by_owner=True
             )
     except ServiceError as refused:
         return _detail(

@@ -329,7 +329,7 @@ class SubscriberViewSet(
             raise serializers.ValidationError({"email": ["An email subscriber needs its address."]})
         # The address gets a confirmation mail and nothing else until it confirms, as from the form.
         subscriber = services.email_subscribe(
-            page=self.page, email=data["email"], components=components, now=now
+            page=self.page, email=data["email"], components=components, now=now, by_owner=True
         )
         return Response(
             self.get_serializer(self.get_queryset().get(pk=subscriber.pk)).data,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import transaction
 from django.db.models import Max
@@ -24,7 +25,8 @@ from monitors.models import StatusChange
 from monitors.selectors import maintenance_active
 from probes.types import Status
 from statuspages.cache import page_changed
-from statuspages.models import Component, IncidentUpdate, PublishedIncident, StatusChangeCursor
+from statuspages.models import Component, IncidentUpdate, PublishedIncident, StatusChangeCursor, StatusPage
+from statuspages.services.audit import audited, incident_snapshot
 
 CURSOR = "drafts"
 BATCH_SIZE = 500
@@ -129,13 +131,20 @@ def _draft(row: StatusChange, shown: list[Component]) -> None:
             awaiting_recovery=True,
         )
         incident.components.set(components)
-        IncidentUpdate.objects.create(
+        update = IncidentUpdate.objects.create(
             incident=incident,
             status=incident.status,
             body=f"{names} has been failing since {at}: {cause}. We are investigating.",
             created_at=row.at,
         )
+        # Uptimy writes the draft (actor system): the page's owners see who drafted what they publish.
+        _audit(incident, "incident.drafted", after={**incident_snapshot(incident), "body": update.body})
         page_changed(page_id)
+
+
+def _audit(incident: PublishedIncident, action: str, **sides: Any) -> None:
+    organization_id = StatusPage.objects.values_list("organization_id", flat=True).get(pk=incident.page_id)
+    audited(organization_id, action, target=incident, name=incident.title, **sides)
 
 
 def _suggest_resolved(row: StatusChange, shown: list[Component]) -> None:
@@ -149,6 +158,7 @@ def _suggest_resolved(row: StatusChange, shown: list[Component]) -> None:
             continue
         incident.awaiting_recovery = False
         if incident.draft:
+            before: dict[str, Any] = {"status": incident.status, "resolved_at": None}
             minutes = max(1, round((row.at - incident.created_at).total_seconds() / 60))
             IncidentUpdate.objects.create(
                 incident=incident,
@@ -163,4 +173,11 @@ def _suggest_resolved(row: StatusChange, shown: list[Component]) -> None:
             incident.resolved_at = row.at
             incident.updated_at = row.at
         incident.save()
+        if incident.draft:
+            _audit(
+                incident,
+                "incident.resolved",
+                before=before,
+                after={"status": incident.status, "resolved_at": row.at.isoformat()},
+            )
         page_changed(page_id)

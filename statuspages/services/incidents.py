@@ -20,6 +20,7 @@ from statuspages.models import (
     StatusPage,
 )
 from statuspages.selectors import shown_statuses
+from statuspages.services.audit import audited, incident_snapshot, incident_update_snapshot
 from statuspages.services.notices import incident_notice
 
 Status = PublishedIncident.Status
@@ -73,8 +74,13 @@ def incident_create(
         now=now,
         key=_created_key(incident),
     )
+    _audit(incident, "incident.created", after={**incident_snapshot(incident), "body": body})
     page_changed(page.pk)
     return incident
+
+
+def _audit(incident: PublishedIncident, action: str, **sides: Any) -> None:
+    audited(incident.page.organization_id, action, target=incident, name=incident.title, **sides)
 
 
 def _created_key(incident: PublishedIncident) -> str:
@@ -87,6 +93,7 @@ def incident_publish(*, incident: PublishedIncident, now: datetime) -> Published
     locked = PublishedIncident.with_drafts.select_for_update().get(pk=incident.pk)
     if not locked.draft:
         return locked
+    _audit(locked, "incident.published", before={"draft": True}, after={"draft": False})
     locked.draft = False
     locked.published_at = now
     locked.updated_at = now
@@ -114,6 +121,7 @@ def incident_update(
         raise ServiceError(
             "draft", "Publish a draft with its publish action; a published incident stays published."
         )
+    before = incident_snapshot(incident)
     for field in ("title", "impact"):
         if field in changes:
             setattr(incident, field, changes[field])
@@ -125,6 +133,8 @@ def incident_update(
         incident.components.set(_components(incident.page, changes["components"]))
     incident.updated_at = now
     incident.save()
+    action = "incident.resolved" if resolving else "incident.updated"
+    _audit(incident, action, before=before, after=incident_snapshot(incident))
     if resolving:
         incident_notice(
             incident=incident,
@@ -167,6 +177,7 @@ def incident_update_add(
     the incident's components.
     """
     locked = PublishedIncident.with_drafts.select_for_update().get(pk=incident.pk)
+    previous = locked.status
     declared = _declared_components(locked.page, components or {})
     # Read before this update counts: what the page showed until now.
     before = shown_statuses(page=locked.page, component_ids=[c.id for c, _ in declared], now=now)
@@ -186,16 +197,46 @@ def incident_update_add(
             for component, new_status in declared
         )
         locked.components.add(*(component for component, _ in declared))
+    _audit_update(locked, update, previous=previous)
     kind = Notice.Kind.INCIDENT_RESOLVED if status == Status.RESOLVED else Notice.Kind.INCIDENT_UPDATED
     incident_notice(incident=locked, kind=kind, update=update, now=now, key=f"update:{update.public_id}")
     return update
 
 
+def _audit_update(incident: PublishedIncident, update: IncidentUpdate, *, previous: str) -> None:
+    """Record an added update; one that resolves the incident is logged as its resolution, with the words."""
+    if update.status == Status.RESOLVED and previous != Status.RESOLVED:
+        _audit(
+            incident,
+            "incident.resolved",
+            before={"status": previous, "update": None},
+            after={"status": Status.RESOLVED, "update": incident_update_snapshot(update)},
+        )
+        return
+    audited(
+        incident.page.organization_id,
+        "incident_update.created",
+        target=update,
+        name=incident.title,
+        after=incident_update_snapshot(update),
+    )
+
+
+@transaction.atomic
 def incident_delete(*, incident: PublishedIncident) -> None:
     page_changed(incident.page_id)
+    _audit(incident, "incident.deleted", before=incident_snapshot(incident))
     incident.delete()
 
 
+@transaction.atomic
 def incident_update_delete(*, update: IncidentUpdate) -> None:
     page_changed(update.incident.page_id)
+    audited(
+        update.incident.page.organization_id,
+        "incident_update.deleted",
+        target=update,
+        name=update.incident.title,
+        before=incident_update_snapshot(update),
+    )
     update.delete()

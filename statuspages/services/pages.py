@@ -17,6 +17,7 @@ from monitors.errors import ServiceError
 from monitors.models import Organization
 from statuspages.cache import domain_changed, page_changed
 from statuspages.models import StatusPage, domain_token
+from statuspages.services.audit import audited, page_changed_sides, page_snapshot
 
 PAGE_FIELDS = (
     "slug",
@@ -102,7 +103,8 @@ def _apply(page: StatusPage, changes: Mapping[str, Any]) -> None:
         page.password_hash = ""
 
 
-def _save(page: StatusPage) -> StatusPage:
+def _save(page: StatusPage, audit: Callable[[], None]) -> StatusPage:
+    """Save the page and, in the same transaction, record it with ``audit``."""
     if StatusPage.objects.filter(slug=page.slug).exclude(pk=page.pk).exists():
         raise ServiceError("slug", "This slug is taken; choose another.")
     if (
@@ -113,6 +115,7 @@ def _save(page: StatusPage) -> StatusPage:
     try:
         with transaction.atomic():
             page.save()
+            audit()
     except IntegrityError:
         # Two requests raced for the same slug or domain: the constraint decided.
         raise ServiceError("slug", "This slug or domain is taken; choose another.") from None
@@ -124,7 +127,7 @@ def status_page_create(*, organization: Organization, changes: Mapping[str, Any]
     """Create a page from the API's validated ``changes`` (slug and title at least)."""
     page = StatusPage(organization=organization)
     _apply(page, changes)
-    _save(page)
+    _save(page, lambda: _audit(page, "status_page.created", after=page_snapshot(page)))
     domain_changed(page.custom_domain)
     return page
 
@@ -132,16 +135,28 @@ def status_page_create(*, organization: Organization, changes: Mapping[str, Any]
 def status_page_update(*, page: StatusPage, changes: Mapping[str, Any]) -> StatusPage:
     """Change the fields named in ``changes``; a changed domain must be verified again."""
     before = page.custom_domain
+    snapshot, before_hash = page_snapshot(page), page.password_hash
     _apply(page, changes)
-    _save(page)
+
+    def audit() -> None:
+        old, new = page_changed_sides(page, snapshot, before_hash)
+        _audit(page, "status_page.updated", before=old, after=new)
+
+    _save(page, audit)
     domain_changed(before, page.custom_domain)
     return page
 
 
+def _audit(page: StatusPage, action: str, **sides: Any) -> None:
+    audited(page.organization_id, action, target=page, name=page.title, **sides)
+
+
 def status_page_delete(*, page: StatusPage) -> None:
-    page_changed(page.pk)
-    domain_changed(page.custom_domain)
-    page.delete()
+    with transaction.atomic():
+        page_changed(page.pk)
+        domain_changed(page.custom_domain)
+        _audit(page, "status_page.deleted", before=page_snapshot(page))
+        page.delete()
 
 
 def password_matches(*, page: StatusPage, password: str) -> bool:
@@ -166,8 +181,16 @@ def status_page_verify_domain(*, page: StatusPage, resolver: TxtResolver, now: d
         raise ServiceError(
             "custom_domain", f"No TXT record at {name} holds this page's verification token yet."
         )
+    was_verified = page.domain_verified_at is not None
     page.domain_verified_at = now
-    page.save(update_fields=["domain_verified_at", "updated_at"])
+    with transaction.atomic():
+        page.save(update_fields=["domain_verified_at", "updated_at"])
+        _audit(
+            page,
+            "status_page.domain_verified",
+            before={"custom_domain": page.custom_domain, "domain_verified": was_verified},
+            after={"custom_domain": page.custom_domain, "domain_verified": True},
+        )
     page_changed(page.pk)
     domain_changed(page.custom_domain)
     return page

@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from monitors.errors import ServiceError
 from statuspages import webhooks
 from statuspages.models import Component, Notice, StatusPage, Subscriber
+from statuspages.services.audit import audited, subscriber_name, subscriber_snapshot
 
 CONFIRM_DAYS = 7
 CONFIRM_RESEND = timedelta(minutes=10)
@@ -100,11 +101,18 @@ def _confirmation_notice(subscriber: Subscriber, page: StatusPage, now: datetime
 
 
 def email_subscribe(
-    *, page: StatusPage, email: Any, components: Iterable[Any] | None, now: datetime
+    *,
+    page: StatusPage,
+    email: Any,
+    components: Iterable[Any] | None,
+    now: datetime,
+    by_owner: bool = False,
 ) -> Subscriber:
     """Subscribe ``email`` (unconfirmed) and queue its confirmation; an existing address is not duplicated.
 
     The caller answers the same either way: whether an address is subscribed never shows.
+    ``by_owner``: added by the page's organization (web app, API), so logged in its audit log;
+    a visitor subscribing on the public page is not a change of the organization's.
     """
     address = _address(email)
     chosen = _components(page, components)
@@ -138,7 +146,15 @@ def email_subscribe(
         if chosen:
             subscriber.components.set(chosen)
         _confirmation_notice(subscriber, page, now)
+        if by_owner:
+            _audit(subscriber, "subscriber.added", after=subscriber_snapshot(subscriber))
     return subscriber
+
+
+def _audit(subscriber: Subscriber, action: str, **sides: Any) -> None:
+    audited(
+        subscriber.page.organization_id, action, target=subscriber, name=subscriber_name(subscriber), **sides
+    )
 
 
 def _choose(subscriber: Subscriber, chosen: list[Component] | None) -> None:
@@ -216,12 +232,15 @@ def webhook_subscribe(
         subscriber.save()
         if chosen:
             subscriber.components.set(chosen)
+        _audit(subscriber, "subscriber.added", after=subscriber_snapshot(subscriber))
     return subscriber, secret
 
 
 def subscriber_delete(*, subscriber: Subscriber) -> None:
-    """Remove a subscriber; its unsent deliveries go with it."""
-    subscriber.delete()
+    """Remove a subscriber (its owner's doing: a visitor unsubscribes by link); its unsent deliveries go with it."""
+    with transaction.atomic():
+        _audit(subscriber, "subscriber.removed", before=subscriber_snapshot(subscriber))
+        subscriber.delete()
 
 
 def subscribers_expire(*, now: datetime) -> int:

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from monitors.models import StatusChange
+from monitors.models import AuditEvent, StatusChange
 from monitors.services.maintenance import maintenance_window_create
 from statuspages import services
 from statuspages.models import Notice, PublishedIncident, StatusChangeCursor, Subscriber
@@ -172,3 +172,29 @@ def test_a_completion_whose_start_was_never_told_is_not_told(db, org, subscribed
         healthchecks=[check.public_id],
     )
     assert notices.maintenance_scan(now=now) == 0
+
+
+def test_a_drafted_incident_is_logged_as_uptimys_doing(db, drafting_page, check):
+    went(check, "down", timezone.now(), cause="Connection refused")
+    consume()
+
+    event = AuditEvent.objects.get(action="incident.drafted")
+    assert (event.actor_kind, event.target_name, event.after["draft"]) == (
+        "system",
+        "Public API is down",
+        True,
+    )
+
+
+def test_a_drafts_suggested_resolution_is_logged_as_uptimys_doing(db, drafting_page, check):
+    went(check, "down", timezone.now())
+    consume()
+    went(check, "up", timezone.now(), from_status="down")
+    consume()
+
+    event = AuditEvent.objects.get(action="incident.resolved")
+    assert (event.actor_kind, event.before["status"], event.after["status"]) == (
+        "system",
+        "investigating",
+        "resolved",
+    )
