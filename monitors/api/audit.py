@@ -71,9 +71,7 @@ class OwnersAdminsOrKey(permissions.BasePermission):
     their addresses, which only those who manage the organization (or act for them) may read.
     """
 
-    message = (
-        "Only an owner or admin of the organization, or one of its read-write API keys, can read its audit log."
-    )
+    message = "Only an owner or admin of the organization, or one of its read-write API keys, can read its audit log."
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         if isinstance(request.auth, ApiKey):

@@ -32,7 +32,7 @@ def audit_record(
     after: Snapshot | None = None,
     actor: Actor | None = None,
     now: datetime | None = None,
-) -> AuditEvent:
+) -> AuditEvent | None:
     """Record one change in ``organization``'s audit log, in the caller's transaction.
 
     Call it inside the service's ``transaction.atomic()``, after the change: the event commits
@@ -45,7 +45,8 @@ def audit_record(
       masked representation (``monitors.secrets.masked``, a channel kind's ``masked``). None for
       the side that does not exist (no ``before`` on a create, no ``after`` on a delete). For an
       update both are cut to the keys that changed. Keys naming a secret (``SECRET_WORDS``) are
-      masked again here.
+      masked again here. An update whose snapshots do not differ changed nothing and records
+      nothing (None is returned): saving a form unchanged is not a change.
     - ``actor``: who; by default the context's (``monitors.audit.current_actor``, set by the
       edges), ``system`` where none was set. ``now``: when; by default ``timezone.now()``.
     """
@@ -53,6 +54,8 @@ def audit_record(
         raise RuntimeError("audit_record must run in the transaction of the change it records.")
     who = actor or current_actor()
     before_value, after_value = _compact(_masked(before), _masked(after))
+    if before is not None and after is not None and before_value == after_value == {}:
+        return None
     organization_id = organization if isinstance(organization, int) else organization.pk
     return AuditEvent.objects.create(
         organization_id=organization_id,

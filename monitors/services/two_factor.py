@@ -112,8 +112,9 @@ def recovery_codes_regenerate(*, user: AbstractBaseUser, proof: str, now: dateti
         _audit_person(
             user,
             "member.recovery_codes_regenerated",
-            before={"recovery_codes_left": left},
-            after={"recovery_codes_left": len(codes)},
+            # Say the set was replaced even when as many were left as are made: it is a change.
+            before={"recovery_codes": f"{left} unused, replaced"},
+            after={"recovery_codes": f"{len(codes)} new"},
             now=now,
         )
         return codes

@@ -165,3 +165,13 @@ def test_only_a_read_write_key_reads_the_log(org, scope, status):
     response = _api(raw).get("/api/v1/audit-events/")
 
     assert response.status_code == status
+
+
+def test_an_update_that_changes_nothing_records_nothing(org):
+    with transaction.atomic():
+        skipped = audit_record(
+            organization=org, action="x.updated", target_type="x", before={"a": 1}, after={"a": 1}
+        )
+
+    assert skipped is None
+    assert not AuditEvent.objects.exists()
