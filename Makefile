@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine with Python 3.11+ and make:
 #   make run   – serve Uptimy on http://127.0.0.1:8000 (PORT to change it)
 #   make test  – lint and run the whole suite
+#   make docs  – serve the documentation site (docs/, mkdocs.yml) on http://127.0.0.1:8001 (DOCS_PORT)
 # With DATABASE_URL and REDIS_URL set, both use PostgreSQL and Redis instead of SQLite.
 # Both install from the hashed lock files in requirements/; `make lock` refreshes them after
 # a change to pyproject.toml's dependencies.
@@ -9,8 +10,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
+DOCS_PORT ?= 8001
 
-.PHONY: run test lint format bench lock clean
+.PHONY: run test lint docs format bench lock clean
 
 RUN_LOCK := requirements/run.txt
 DEV_LOCK := requirements/dev.txt
@@ -59,6 +61,11 @@ lint: $(VENV)/.dev-deps
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	SECRET_KEY=lint-only UPTIMY_SECRETS_KEY=lint-only $(BIN)/mypy
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir var/site
+
+# The documentation site, rebuilt as its pages change (docs/, mkdocs.yml; README.md links into it).
+docs: $(VENV)/.dev-deps
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 test: $(VENV)/.dev-deps
 	@if [ -x tests/peers/install ] && command -v npm >/dev/null 2>&1; then tests/peers/install; \
@@ -74,7 +81,7 @@ else
 	CLOCK_OFFSET="$(CLOCK_OFFSET)" $(BIN)/python tests/run_suite.py --single $(PYTEST_ARGS)
 endif
 
-# The engine benchmark of README's "Engine benchmark": the fast loopback server and the client
+# The engine benchmark of docs/benchmarks.md's "Engine": the fast loopback server and the client
 # on cores of their own, 1000 checks with 50 in flight; BENCH_ARGS adds options (--compare-sdk).
 bench: $(VENV)/.dev-deps
 	tests/bench/engine.sh $(BENCH_ARGS)
