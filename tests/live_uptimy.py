@@ -71,6 +71,19 @@ class LiveUptimy:
         assert found, done.stdout + done.stderr
         return found.group(0)
 
+    def shell(self, code: str) -> str:
+        """Run Python in ``manage.py shell`` against this server's own database; return its stdout."""
+        done = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", code],
+            cwd=ROOT,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return done.stdout
+
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 

@@ -10,8 +10,6 @@ log, Django's "Not Found: /path" warnings) are read: no secret is in them, the r
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urljoin
@@ -19,7 +17,7 @@ from urllib.parse import urljoin
 import httpx
 import pytest
 
-from tests.live_uptimy import ROOT, LiveUptimy, start_uptimy
+from tests.live_uptimy import LiveUptimy, start_uptimy
 from tests.mcpserver.test_mcp_oauth_live import admin_login
 from tests.oauth_person import form_fields
 
@@ -113,16 +111,7 @@ def test_the_server_log_shows_no_live_token_or_key_only_their_redacted_form(serv
     shown.append(f"/app/password-reset/{uid}/[redacted]/")
 
     # An acknowledge link: shown, then posted.
-    made = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", ACK_LINK],
-        cwd=ROOT,
-        env=live.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    ack = made.stdout.strip().splitlines()[-1]
+    ack = live.shell(ACK_LINK).strip().splitlines()[-1]
     assert httpx.get(live.base + ack, timeout=30).status_code == 200
     posted = httpx.post(live.base + ack, timeout=30)
     # Acknowledged, or (the embedded worker's sweep closes an incident without a healthcheck) resolved

@@ -7,6 +7,7 @@ when the session was last marked seen, so the middleware writes at most every fe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from django.http import HttpRequest
@@ -19,30 +20,25 @@ SEEN_AT = "web_sign_in_seen_at"
 
 def record_sign_in(request: HttpRequest) -> None:
     """Record the session ``login()`` just gave this request; call it right after ``login()``."""
-    now = timezone.now()
-    session_key = request.session.session_key
-    if session_key is None:  # login() saves the cycled session; a store that didn't has nothing to end
-        return
-    services.sign_in_session_record(
-        user=request.user,
-        session_key=session_key,
-        address=request.META.get("REMOTE_ADDR"),
-        user_agent=request.META.get("HTTP_USER_AGENT", ""),
-        now=now,
-    )
-    request.session[SEEN_AT] = now.timestamp()
+    # login() saves the cycled session; a store that didn't has no key and nothing to end.
+    _write(request, services.sign_in_session_record, now=timezone.now())
 
 
 def mark_seen(request: HttpRequest, *, now: datetime) -> None:
     """Record that this signed-in session is in use, when it was last marked SIGN_IN_SEEN_INTERVAL ago or more."""
-    session_key = request.session.session_key
-    if session_key is None:
-        return
     seen_at = request.session.get(SEEN_AT)
     interval = services.SIGN_IN_SEEN_INTERVAL.total_seconds()
     if isinstance(seen_at, int | float) and 0 <= now.timestamp() - seen_at < interval:
         return
-    services.sign_in_session_seen(
+    _write(request, services.sign_in_session_seen, now=now)
+
+
+def _write(request: HttpRequest, record: Callable[..., object], *, now: datetime) -> None:
+    """Hand the request's session key, address and User-Agent to ``record``; note in the session when."""
+    session_key = request.session.session_key
+    if session_key is None:
+        return
+    record(
         user=request.user,
         session_key=session_key,
         address=request.META.get("REMOTE_ADDR"),

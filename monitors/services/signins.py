@@ -38,14 +38,7 @@ def sign_in_session_record(
             session_key__in=Session.objects.filter(expire_date__gt=now).values("session_key")
         ).delete()
         record, _ = SignInSession.objects.update_or_create(
-            session_key=session_key,
-            defaults={
-                "user": user,
-                "created_at": now,
-                "last_seen_at": now,
-                "address": client_address(address),
-                "user_agent": clean_user_agent(user_agent),
-            },
+            session_key=session_key, defaults=_new_record(user, address, user_agent, now)
         )
     return record
 
@@ -63,15 +56,19 @@ def sign_in_session_seen(
     )
     if not updated:
         SignInSession.objects.get_or_create(
-            session_key=session_key,
-            defaults={
-                "user": user,
-                "created_at": now,
-                "last_seen_at": now,
-                "address": client_address(address),
-                "user_agent": clean_user_agent(user_agent),
-            },
+            session_key=session_key, defaults=_new_record(user, address, user_agent, now)
         )
+
+
+def _new_record(user: Any, address: str | None, user_agent: str, now: datetime) -> dict[str, Any]:
+    """Return a new session record's fields: begun and last seen ``now``, from the cleaned address and browser."""
+    return {
+        "user": user,
+        "created_at": now,
+        "last_seen_at": now,
+        "address": client_address(address),
+        "user_agent": clean_user_agent(user_agent),
+    }
 
 
 def sign_in_session_end(*, user: Any, public_id: str, current_session_key: str | None) -> bool:

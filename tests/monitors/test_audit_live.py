@@ -27,7 +27,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.auth import OAuthClientMetadata
 
 from tests.clock import clock_environment
-from tests.live_uptimy import ROOT, LiveUptimy
+from tests.live_uptimy import LiveUptimy
 from tests.oauth_person import CALLBACK, CLIENT_NAME, MemoryStorage, Person
 from tests.totp_reference import totp
 
@@ -41,27 +41,12 @@ UPTIMYCTL = str(Path(sys.executable).with_name("uptimyctl"))
 EVENTS = "/api/v1/audit-events/"
 
 
-def manage_shell(live: LiveUptimy, code: str) -> str:
-    """Run Python in ``manage.py shell`` against the live server's own database; return its stdout."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=ROOT,
-        env=live.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def site(loopback_uptimy: LiveUptimy) -> dict[str, Any]:
     """Make this module's organization with a read-write key, an owner and a viewer with passwords."""
     key = loopback_uptimy.create_key(read_only=False, organization=ORGANIZATION)
     people = {OWNER: "OWNER", VIEWER: "VIEWER", ENROLLER: "OWNER"}
-    manage_shell(
-        loopback_uptimy,
+    loopback_uptimy.shell(
         "from django.contrib.auth import get_user_model\n"
         "from monitors.models import Organization, Membership\n"
         "from monitors.services import membership_add\n"
@@ -224,10 +209,13 @@ def oauth_call_tool(site: dict[str, Any], person: Person, name: str, arguments: 
 
 def test_a_change_by_an_oauth_client_names_the_client_and_the_person_it_acts_for(site):
     public_id = create_by_api(site, "Audit OAuth")
-    organization_id = manage_shell(
-        site["live"],
-        f"from monitors.models import Organization; print(Organization.objects.get(slug={ORGANIZATION!r}).public_id)",
-    ).split()[-1]  # the shell prints its auto-imports first
+    organization_id = (
+        site["live"]
+        .shell(
+            f"from monitors.models import Organization; print(Organization.objects.get(slug={ORGANIZATION!r}).public_id)",
+        )
+        .split()[-1]
+    )  # the shell prints its auto-imports first
 
     oauth_call_tool(
         site,

@@ -32,25 +32,10 @@ EMAIL = "sessions-live@example.com"
 PASSWORD = "a-long-live-password-31"
 
 
-def manage_shell(live: LiveUptimy, code: str) -> str:
-    """Run Python in ``manage.py shell`` against the live server's own database; return its stdout."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", "shell", "-c", code],
-        cwd=ROOT,
-        env=live.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
-    return done.stdout
-
-
 @pytest.fixture(scope="module")
 def person(loopback_uptimy: LiveUptimy) -> str:
     """Make an owner of the demo organization with a password, on the live server."""
-    manage_shell(
-        loopback_uptimy,
+    loopback_uptimy.shell(
         "from django.contrib.auth import get_user_model\n"
         "from monitors.models import Organization, Membership\n"
         "from monitors.services import membership_add\n"
@@ -179,8 +164,7 @@ def sdk_answers(url: str, key: str) -> list[httpx.Response]:
 def test_an_expired_key_gets_a_401_that_says_so_at_the_api_and_at_mcp(loopback_uptimy):
     raw = new_key(loopback_uptimy, expires=datetime.now(UTC) + timedelta(days=1))
     # Expire it as time would: its expiry moved a second into the past, by the server's own clock.
-    manage_shell(
-        loopback_uptimy,
+    loopback_uptimy.shell(
         "from datetime import timedelta\nfrom django.utils import timezone\nfrom monitors.models import ApiKey\n"
         f"ApiKey.objects.filter(prefix={raw[:12]!r}).update(expires_at=timezone.now() - timedelta(seconds=1))\n",
     )
