@@ -261,7 +261,7 @@ class SlotVerdict(models.Model):
 
     A row of its own, not two healthcheck columns: recording changes it once or twice every slot,
     and an update of the wide healthcheck row (config, secret headers, its indexes) cost recording
-    a fifth of its throughput (README, "Scheduling and recording benchmarks").
+    a fifth of its throughput (docs/benchmarks.md, "Scheduling and recording").
     """
 
     healthcheck = models.OneToOneField(

@@ -4,7 +4,7 @@ Pure: plain values in, plain values out, no Django. Both the status pages' day b
 (``statuspages.render.bars``) and the reports (``reports``) compute their figures here, so a
 page and a report of the same days never disagree.
 
-The definition (the README's "How uptime is computed" and the status page's note say the same):
+The definition (docs/checks/index.md's "How uptime is computed" and the status page's note say the same):
 
 - Uptime is duration-based, on the healthcheck's overall (quorum) status.
 - *Downtime* runs from the first failing result that led to ``down`` to the first good result

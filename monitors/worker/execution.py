@@ -40,7 +40,7 @@ RunKey = tuple[int, datetime, int]  # (healthcheck_id, slot, attempt)
 # checks of a batch that answer end within moments of each other and are recorded together at
 # once, without waiting out the second for a straggler. GROUP_SIZE is a whole batch
 # (dispatch.BATCH_SIZE): a group costs a transaction's fixed cost, and groups of 100 cost ~15 %
-# more recorder CPU per result than groups of 250 (tests/bench/pipeline.py record; README), so
+# more recorder CPU per result than groups of 250 (tests/bench/pipeline.py record; docs/benchmarks.md), so
 # a batch whose checks all end together is one transaction, as before; the clock splits the rest.
 GROUP_SIZE = 250
 GROUP_SECONDS = 1.0

@@ -4,7 +4,7 @@ Pure: the notice's data (as decided when it happened, see ``statuspages.services
 and the recipient's links in, str and bytes out. Every text from the page's owner is escaped
 in the HTML part.
 
-The webhook body, version 1 (documented in the README's "Subscribers")::
+The webhook body, version 1 (documented in docs/status-pages.md, "Subscribers")::
 
     {"type": "incident.updated", "version": 1, "timestamp": "<ISO 8601>", "data": {...}}
 

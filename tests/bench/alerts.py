@@ -16,7 +16,7 @@ Without ``--storm`` the storm guard is off (threshold above N), so every inciden
 its own; with it, the default threshold applies, and the receiver gets the first incidents one by
 one and the rest as one digest: the bench reports when the digest arrived.
 
-No figure is asserted anywhere: the README quotes what this prints on a named machine.
+No figure is asserted anywhere: docs/benchmarks.md quotes what this prints on a named machine.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run the engine benchmark the way README's "Engine benchmark" section does (`make bench`):
+# Run the engine benchmark the way docs/benchmarks.md's "Engine" section does (`make bench`):
 # start tests/peers/servers/fast_mcp.py, read the URL it prints, run the engine benchmark
 # (tests/bench/engine.py) against it with 1000 checks and 50 in flight, print its JSON, and
 # stop the server. Extra arguments go to the benchmark (e.g. --compare-sdk --sdk-probes 300).

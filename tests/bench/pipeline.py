@@ -34,7 +34,7 @@ PostgreSQL, so on SQLite those two refuse unless ``--allow-sqlite``.
   thread for the timeout (15 per region at a 2 s tick and 10 s timeout); with fewer, batches queue
   for a thread and every lag grows, before and after streaming alike.
 
-No figure is asserted anywhere: the README quotes what this prints on a named machine.
+No figure is asserted anywhere: docs/benchmarks.md quotes what this prints on a named machine.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Smoke-test `python tests/bench/pipeline.py`: each subcommand runs with tiny N and prints its report.
 
-The figures themselves are never asserted: they depend on the machine, and the README quotes
+The figures themselves are never asserted: they depend on the machine, and docs/benchmarks.md quotes
 them with the command that produced them.
 
 Migrating a fresh SQLite file is most of a tiny bench run's time (~8 s of CPU each), and it is

@@ -461,7 +461,7 @@ def test_serve_empties_a_metrics_directory_given_by_the_environment_of_its_metri
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
 
 
-# --- the dashboard and the README ------------------------------------------------------------
+# --- the dashboard and the metrics page ------------------------------------------------------------
 
 
 def exposed_families() -> set[str]:
@@ -497,4 +497,4 @@ def test_the_dashboard_and_the_readme_show_every_metric():
 
     for name in exposed_families():
         assert re.search(rf"\b{name}(_total|_bucket|_count|_sum)?\b", queries), f"{name} has no panel"
-        assert re.search(rf"`{name}(_total)?[`{{]", readme), f"{name} is not in the README"
+        assert re.search(rf"`{name}(_total)?[`{{]", readme), f"{name} is not on docs/operating/metrics.md"

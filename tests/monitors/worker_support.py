@@ -91,7 +91,7 @@ def due_now(healthcheck: Healthcheck) -> None:
 
 # Long enough that a fault made as a verdict lands (walk_statuses) falls between two slots on a
 # busy machine too: a fault in the middle of a slot lets its regions see different servers, and
-# that slot is honestly degraded (the README's "One verdict per slot" says so).
+# that slot is honestly degraded (docs/checks/index.md's "One verdict per slot" says so).
 QUICK_INTERVAL = 5
 
 

@@ -1,6 +1,6 @@
 """Prove ``python tests/bench/engine.py`` works, with tiny N; no timing is asserted here.
 
-The figures in the README come from a full run (see tests/bench/engine.py's docstring).
+The figures on docs/benchmarks.md come from a full run (see tests/bench/engine.py's docstring).
 """
 
 from __future__ import annotations

@@ -246,7 +246,7 @@ def test_the_query_count_stays_with_maintenance_windows_over_every_component(
 def test_a_fifty_component_page_reads_in_a_bounded_number_of_queries(
     org, make_check, make_page, add_component, change
 ):
-    """Measure a 50-component page: the figures go to the README, the bound is the assertion."""
+    """Measure a 50-component page: the figures go to docs/benchmarks.md, the bound is the assertion."""
     page = _page_with(org, make_check, make_page, add_component, change, 50)
     started = time.perf_counter()
     html_queries = _queries(page)
