@@ -112,8 +112,12 @@ def run(example: Example, uptimy: LiveUptimy, key: str) -> tuple[int, Any]:
         DOCS_ADDRESS, address
     )
     done = subprocess.run(
-        ["bash", "-euc", script], env={"PATH": "/usr/bin:/bin", "KEY": key},
-        capture_output=True, text=True, timeout=60, check=True,
+        ["bash", "-euc", script],
+        env={"PATH": "/usr/bin:/bin", "KEY": key},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     lines = done.stdout.rstrip("\n").splitlines()
     return int(lines[-1]), json.loads(lines[-2])
