@@ -15,6 +15,8 @@ from typing import Any
 
 from django.db import connection, models
 
+from monitors.columns import column_of
+
 
 def insert_rows(
     model: type[models.Model],
@@ -66,7 +68,7 @@ def update_rows(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) ->
         if payload is not None:
             quote = connection.ops.quote_name
             table = quote(model._meta.db_table)
-            columns = [quote(_column_of(model, name)) for name in fields]
+            columns = [quote(column_of(model, name)) for name in fields]
             assignments = ", ".join(f"{column} = v.{column}" for column in columns)
             with connection.cursor() as cursor:
                 cursor.execute(
@@ -82,7 +84,7 @@ def _jsonb_rows_of(
     model: type[models.Model], rows: Sequence[Mapping[str, Any]], fields: Sequence[str]
 ) -> str | None:
     """Return the rows' ``id`` and ``fields`` as one JSON array keyed by column, or None if JSON can't carry them."""
-    columns = {name: _column_of(model, name) for name in ("id", *fields)}
+    columns = {name: column_of(model, name) for name in ("id", *fields)}
     try:
         return json.dumps(
             [{column: row[name] for name, column in columns.items()} for row in rows],
@@ -120,10 +122,10 @@ def _insert_jsonb(
     table = quote(model._meta.db_table)
     columns = ", ".join(quote(_column(field)) for field in _inserted_fields(model))
     if update_fields:
-        targets = ", ".join(quote(_column_of(model, name)) for name in unique_fields)
+        targets = ", ".join(quote(column_of(model, name)) for name in unique_fields)
         updates = ", ".join(
             f"{quote(column)} = EXCLUDED.{quote(column)}"
-            for column in (_column_of(model, name) for name in update_fields)
+            for column in (column_of(model, name) for name in update_fields)
         )
         conflict = f"ON CONFLICT ({targets}) DO UPDATE SET {updates}"
     else:
@@ -145,14 +147,6 @@ def _column(field: models.Field[Any, Any]) -> str:
     # A concrete field is one with a column (Django sets Field.concrete to ``column is not None``).
     assert field.column is not None, field.name
     return field.column
-
-
-def _column_of(model: type[models.Model], name: str) -> str:
-    """Return the column of the model's concrete field ``name``."""
-    field = model._meta.get_field(name)
-    # get_field also finds reverse relations, which have no column of their own.
-    assert isinstance(field, models.Field), name
-    return _column(field)
 
 
 def _json_default(value: object) -> str:
