@@ -1,4 +1,9 @@
-"""Record a region's batch of check outcomes and apply the rules: the worker's one write."""
+"""Record a region's batch of check outcomes and apply the rules: the worker's one write.
+
+Over 600 lines on purpose: the recorder is one transaction (lock the checks, apply the rules to
+the region states, write everything back), and its pieces (:class:`_LockedCheck`, the state book,
+the storable caps) share its row shapes; the generic bulk SQL is in ``monitors.services.bulk``.
+"""
 
 from __future__ import annotations
 
