@@ -1,4 +1,9 @@
-"""Write the directory: upsert registry entries as listings, run a full or incremental sync, look up licences."""
+"""Write the directory: upsert registry entries as listings, run a full or incremental sync, look up licences.
+
+Over 600 lines for now: three writers of the directory's listing rows sit here, in sections
+(the registry sync and licences, the directory probing, the stored scorecards); the probing
+section is the seam a later split would take.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,10 @@
 Every read here is bounded and batched: one query per kind of data for all the components of
 a page (components, regions down, status changes, rollups, latest MCP results, incidents and
 their updates), so a page of 50 components costs what a page of 5 does.
+
+Over 600 lines on purpose: the reads of one page (:func:`page_view`) batch into each other,
+each ``_`` helper one query whose rows the next one keys by; the lookups and the badges at either
+end are short and lean on the same helpers.
 """
 
 from __future__ import annotations

@@ -2,6 +2,10 @@
 
 Thin like the rest of the app: each form goes through the owners' API serializer
 (``statuspages.api.serializers``) and the statuspages services, so every rule and message is the API's.
+
+Over 600 lines on purpose: one page family, the settings of a status page (the page, its
+components and groups, its incidents and their updates, its subscribers), all opened from the
+page's detail form and sharing its lookups (``_page``, ``_on_page``).
 """
 
 from __future__ import annotations

@@ -18,7 +18,6 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -27,6 +26,7 @@ from monitors import two_factor as rules
 from monitors.errors import ServiceError
 from web.access import Seat, member_view
 from web.forms import ConfirmCodeForm, OrganizationSecurityForm, ProofForm, SecondFactorForm
+from web.next_url import safe_next
 from web.signins import record_sign_in
 from web.throttle import login_attempt, login_attempt_succeeded, wait_words
 from web.two_factor import pending_clear, pending_of
@@ -195,19 +195,12 @@ def login_two_factor(request: HttpRequest) -> HttpResponse:
                     request,
                     f"You signed in with a recovery code; {left} left. Make new ones on the Security page.",
                 )
-            return redirect(_safe_next(request, pending.next_url) or reverse(settings.LOGIN_REDIRECT_URL))
+            return redirect(safe_next(request, pending.next_url) or reverse(settings.LOGIN_REDIRECT_URL))
         if not wait:
             form.add_error("code", WRONG_SECOND_FACTOR)
         status = 400
     response = render(request, "web/accounts/login_two_factor.html", {"form": form}, status=status)
     return _no_store(response)
-
-
-def _safe_next(request: HttpRequest, target: str) -> str | None:
-    safe = url_has_allowed_host_and_scheme(
-        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
-    )
-    return target if target and safe else None
 
 
 # --- the organization's rule --------------------------------------------------------------------------

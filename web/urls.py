@@ -5,9 +5,9 @@ from django.urls import path, reverse_lazy
 
 from web import account_views as accounts
 from web import audit_views as audit
+from web import channel_views, healthcheck_views, settings_views, views
 from web import status_page_views as pages
 from web import two_factor_views as two_factor
-from web import views
 
 app_name = "web"
 
@@ -67,38 +67,52 @@ urlpatterns = [
     ),
     path("account/sessions/<uuid:public_id>/end/", accounts.sign_in_session_end, name="sign-in-session-end"),
     path("organization/", views.switch_organization, name="switch-organization"),
-    path("healthchecks/new/", views.healthcheck_new, name="healthcheck-new"),
-    path("healthchecks/<uuid:public_id>/", views.healthcheck_detail, name="healthcheck"),
-    path("healthchecks/<uuid:public_id>/edit/", views.healthcheck_edit, name="healthcheck-edit"),
-    path("healthchecks/<uuid:public_id>/delete/", views.healthcheck_delete, name="healthcheck-delete"),
-    path("healthchecks/<uuid:public_id>/listing/", views.healthcheck_listing, name="healthcheck-listing"),
+    path("healthchecks/new/", healthcheck_views.healthcheck_new, name="healthcheck-new"),
+    path("healthchecks/<uuid:public_id>/", healthcheck_views.healthcheck_detail, name="healthcheck"),
+    path("healthchecks/<uuid:public_id>/edit/", healthcheck_views.healthcheck_edit, name="healthcheck-edit"),
+    path(
+        "healthchecks/<uuid:public_id>/delete/",
+        healthcheck_views.healthcheck_delete,
+        name="healthcheck-delete",
+    ),
+    path(
+        "healthchecks/<uuid:public_id>/listing/",
+        healthcheck_views.healthcheck_listing,
+        name="healthcheck-listing",
+    ),
     path(
         "healthchecks/<uuid:public_id>/<str:action>/",
-        views.healthcheck_action,
+        healthcheck_views.healthcheck_action,
         name="healthcheck-action",
     ),
     path("incidents/", views.incidents, name="incidents"),
-    path("incidents/<uuid:public_id>/acknowledge/", views.incident_acknowledge, name="incident-acknowledge"),
+    path(
+        "incidents/<uuid:public_id>/acknowledge/",
+        healthcheck_views.incident_acknowledge,
+        name="incident-acknowledge",
+    ),
     path("invitations/<str:token>/", views.invitation, name="invitation"),
     path("settings/members/", views.members, name="members"),
     path("settings/members/invite/", views.member_invite, name="member-invite"),
     path("settings/members/<int:member_id>/role/", views.member_role, name="member-role"),
     path("settings/members/<int:member_id>/remove/", views.member_remove, name="member-remove"),
     path("settings/invitations/<uuid:public_id>/revoke/", views.invitation_revoke, name="invitation-revoke"),
-    path("settings/channels/", views.channels, name="channels"),
-    path("settings/alerts/", views.alert_policy, name="alert-policy"),
-    path("settings/channels/<uuid:public_id>/", views.channel_edit, name="channel-edit"),
+    path("settings/channels/", channel_views.channels, name="channels"),
+    path("settings/alerts/", channel_views.alert_policy, name="alert-policy"),
+    path("settings/channels/<uuid:public_id>/", channel_views.channel_edit, name="channel-edit"),
     path(
         "settings/channels/<uuid:public_id>/rotate-secret/",
-        views.channel_rotate_secret,
+        channel_views.channel_rotate_secret,
         name="channel-rotate-secret",
     ),
-    path("settings/channels/<uuid:public_id>/test/", views.channel_test, name="channel-test"),
-    path("settings/channels/<uuid:public_id>/delete/", views.channel_delete, name="channel-delete"),
-    path("settings/maintenance/", views.maintenance, name="maintenance"),
-    path("settings/maintenance/<uuid:public_id>/", views.maintenance_edit, name="maintenance-edit"),
+    path("settings/channels/<uuid:public_id>/test/", channel_views.channel_test, name="channel-test"),
+    path("settings/channels/<uuid:public_id>/delete/", channel_views.channel_delete, name="channel-delete"),
+    path("settings/maintenance/", settings_views.maintenance, name="maintenance"),
+    path("settings/maintenance/<uuid:public_id>/", settings_views.maintenance_edit, name="maintenance-edit"),
     path(
-        "settings/maintenance/<uuid:public_id>/delete/", views.maintenance_delete, name="maintenance-delete"
+        "settings/maintenance/<uuid:public_id>/delete/",
+        settings_views.maintenance_delete,
+        name="maintenance-delete",
     ),
     path("status-pages/", pages.status_pages, name="status-pages"),
     path("status-pages/<uuid:public_id>/", pages.status_page, name="status-page"),
@@ -174,8 +188,8 @@ urlpatterns = [
         pages.incident_update_delete,
         name="status-page-incident-update-delete",
     ),
-    path("settings/reports/", views.report_settings, name="reports"),
-    path("settings/reports/monthly/", views.monthly_report, name="monthly-report"),
-    path("settings/api-keys/", views.api_keys, name="api-keys"),
-    path("settings/api-keys/<uuid:public_id>/revoke/", views.api_key_revoke, name="api-key-revoke"),
+    path("settings/reports/", settings_views.report_settings, name="reports"),
+    path("settings/reports/monthly/", settings_views.monthly_report, name="monthly-report"),
+    path("settings/api-keys/", settings_views.api_keys, name="api-keys"),
+    path("settings/api-keys/<uuid:public_id>/revoke/", settings_views.api_key_revoke, name="api-key-revoke"),
 ]

@@ -1,4 +1,9 @@
-"""Record a region's batch of check outcomes and apply the rules: the worker's one write."""
+"""Record a region's batch of check outcomes and apply the rules: the worker's one write.
+
+Over 600 lines on purpose: the recorder is one transaction (lock the checks, apply the rules to
+the region states, write everything back), and its pieces (:class:`_LockedCheck`, the state book,
+the storable caps) share its row shapes; the generic bulk SQL is in ``monitors.services.bulk``.
+"""
 
 from __future__ import annotations
 
@@ -53,6 +58,7 @@ from monitors.rules import (
     tool_diff,
 )
 from monitors.selectors import BoundWindow, bound_window, downtime_bounds, maintenance_covering
+from monitors.services.bulk import insert_rows, update_rows
 from probes.mcp.tools import (
     MAX_TOOL_DESCRIPTION,
     MAX_TOOL_DETAILS,
@@ -198,7 +204,7 @@ def _record(
         now = now or timezone.now()
         live = [result for result in results if result.healthcheck_id in checks]
         held = _in_maintenance(checks, live)
-        _insert_rows(
+        insert_rows(
             ProbeResult,
             [_result_row(result, region_id, now, index in held) for index, result in enumerate(live)],
         )
@@ -410,151 +416,6 @@ def _fits(outcome: ProbeOutcome, names: list[str], inputs: list[str]) -> bool:
 def _names_fit(names: Sequence[str]) -> bool:
     # Their total within the cap settles it for a typical list without a look at each name.
     return sum(map(len, names)) <= MAX_TOOL_NAME or max(map(len, names)) <= MAX_TOOL_NAME
-
-
-def _insert_rows(
-    model: type[models.Model],
-    rows: Sequence[Mapping[str, Any]],
-    *,
-    unique_fields: Sequence[str] = (),
-    update_fields: Sequence[str] = (),
-) -> None:
-    """Insert ``rows`` (every non-primary-key field by attname), skipping rows that conflict, or
-    updating ``update_fields`` where given.
-
-    Without ``update_fields`` this is ``bulk_create(ignore_conflicts=True)``, with them an upsert
-    on ``unique_fields``. On PostgreSQL the rows travel as one jsonb parameter expanded by
-    jsonb_populate_recordset: Django's bulk_create prepares every value of every row in Python,
-    which was half of the recorder's CPU time (tests/bench/pipeline.py record). Same rows either way.
-    """
-    if not rows:
-        return
-    if connection.vendor == "postgresql":
-        payload = _jsonb_rows(model, rows)
-        if payload is not None:
-            _insert_jsonb(model, payload, unique_fields=unique_fields, update_fields=update_fields)
-            return
-    objs = [model(**row) for row in rows]
-    if update_fields:
-        model._default_manager.bulk_create(
-            objs,
-            batch_size=1000,
-            update_conflicts=True,
-            unique_fields=list(unique_fields),
-            update_fields=list(update_fields),
-        )
-    else:
-        model._default_manager.bulk_create(objs, batch_size=1000, ignore_conflicts=True)
-
-
-def _update_rows(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> None:
-    """Set the given fields of each row, found by its ``id``; every row gives the same fields (attnames).
-
-    On PostgreSQL one ``UPDATE … FROM jsonb_populate_recordset``: the values differ per row (each
-    check's own verdict slot), and one UPDATE per row would be 250 round trips a batch. Elsewhere
-    bulk_update, whose CASE WHEN per row and field is fine for the embedded default's sizes.
-    """
-    if not rows:
-        return
-    fields = [name for name in rows[0] if name != "id"]
-    if connection.vendor == "postgresql":
-        payload = _jsonb_rows_of(model, rows, fields)
-        if payload is not None:
-            quote = connection.ops.quote_name
-            table = quote(model._meta.db_table)
-            columns = [quote(_column_of(model, name)) for name in fields]
-            assignments = ", ".join(f"{column} = v.{column}" for column in columns)
-            with connection.cursor() as cursor:
-                cursor.execute(
-                    f"UPDATE {table} AS t SET {assignments} "  # noqa: S608 (names from the model)
-                    f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) AS v WHERE t.id = v.id",
-                    [payload],
-                )
-            return
-    model._default_manager.bulk_update([model(**row) for row in rows], fields, batch_size=500)
-
-
-def _jsonb_rows_of(
-    model: type[models.Model], rows: Sequence[Mapping[str, Any]], fields: Sequence[str]
-) -> str | None:
-    """Return the rows' ``id`` and ``fields`` as one JSON array keyed by column, or None if JSON can't carry them."""
-    columns = {name: _column_of(model, name) for name in ("id", *fields)}
-    try:
-        return json.dumps(
-            [{column: row[name] for name, column in columns.items()} for row in rows],
-            default=_json_default,
-            allow_nan=False,
-            separators=(",", ":"),
-        )
-    except ValueError:
-        return None
-
-
-def _jsonb_rows(model: type[models.Model], rows: Sequence[Mapping[str, Any]]) -> str | None:
-    """Return the rows as one JSON array keyed by column, or None if JSON can't carry them (NaN)."""
-    fields = _inserted_fields(model)
-    # jsonb_populate_recordset makes a missing key NULL, where bulk_create would use the default.
-    if set(rows[0]) != {field.attname for field in fields}:
-        raise ValueError(f"a {model.__name__} row must give exactly its fields, not {sorted(rows[0])}")
-    if any(field.attname != field.column for field in fields):
-        rows = [{_column(field): row[field.attname] for field in fields} for row in rows]
-    try:
-        return json.dumps(
-            rows,
-            default=_json_default,
-            allow_nan=False,  # JSON has no NaN; those (never seen) rows take the ORM path
-            separators=(",", ":"),
-        )
-    except ValueError:
-        return None
-
-
-def _insert_jsonb(
-    model: type[models.Model], payload: str, *, unique_fields: Sequence[str], update_fields: Sequence[str]
-) -> None:
-    quote = connection.ops.quote_name
-    table = quote(model._meta.db_table)
-    columns = ", ".join(quote(_column(field)) for field in _inserted_fields(model))
-    if update_fields:
-        targets = ", ".join(quote(_column_of(model, name)) for name in unique_fields)
-        updates = ", ".join(
-            f"{quote(column)} = EXCLUDED.{quote(column)}"
-            for column in (_column_of(model, name) for name in update_fields)
-        )
-        conflict = f"ON CONFLICT ({targets}) DO UPDATE SET {updates}"
-    else:
-        conflict = "ON CONFLICT DO NOTHING"
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} ({columns}) SELECT {columns} "  # noqa: S608 (names from the model)
-            f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) {conflict}",
-            [payload],
-        )
-
-
-def _inserted_fields(model: type[models.Model]) -> list[models.Field[Any, Any]]:
-    """Return the fields an insert gives: all but a primary key the database generates."""
-    return [field for field in model._meta.concrete_fields if not (field.primary_key and field.db_returning)]
-
-
-def _column(field: models.Field[Any, Any]) -> str:
-    # A concrete field is one with a column (Django sets Field.concrete to ``column is not None``).
-    assert field.column is not None, field.name
-    return field.column
-
-
-def _column_of(model: type[models.Model], name: str) -> str:
-    """Return the column of the model's concrete field ``name``."""
-    field = model._meta.get_field(name)
-    # get_field also finds reverse relations, which have no column of their own.
-    assert isinstance(field, models.Field), name
-    return _column(field)
-
-
-def _json_default(value: object) -> str:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 @dataclass(slots=True)
@@ -847,14 +708,14 @@ class _StateBook:
         # New and changed states go in one upsert. bulk_update would build a CASE WHEN per row
         # and field: ~5 ms of Python per 10 rows, the recorder's whole budget (tests/bench/pipeline.py).
         # The healthcheck rows are locked, so no other recorder writes these states meanwhile.
-        _insert_rows(
+        insert_rows(
             RegionState,
             [state.row() for state in self.dirty_states.values()],
             unique_fields=["healthcheck", "region"],
             update_fields=STATE_FIELDS,
         )
-        _update_rows(Healthcheck, [check.written() for check in self.dirty_checks.values()])
-        _insert_rows(
+        update_rows(Healthcheck, [check.written() for check in self.dirty_checks.values()])
+        insert_rows(
             SlotVerdict,
             [check.slot_row() for check in self.dirty_slots.values()],
             unique_fields=["healthcheck"],
@@ -998,7 +859,7 @@ class _StateBook:
     def _save_versions(self) -> None:
         """Write the tool list versions made current and mark the replaced ones: nothing when no list changed."""
         # A list that comes back keeps its row, tools and first_seen_at: it is current again.
-        _insert_rows(
+        insert_rows(
             ToolListVersion,
             list(self.current_versions.values()),
             unique_fields=["healthcheck", "digest"],

@@ -7,7 +7,6 @@ type, registered once as :data:`MCP`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from probes.checks.registry import CheckKind, register
@@ -23,28 +22,14 @@ from probes.config import (
     uri_field,
 )
 from probes.mcp import check_mcp
-from probes.types import Headers
+
+# Re-exported: the config type lives with the session code that reads it; callers may name it here.
+from probes.mcp.config import McpConfig as McpConfig
 
 MAX_REQUIRED_TOOLS = 200
 MAX_TOOL_NAME = 128
 MAX_MIN_TOOLS = 10_000
 CONFIG_KEYS = frozenset({"uri", "headers", "requiredTools", "minTools", "timeout"})
-
-
-@dataclass(frozen=True, slots=True)
-class McpConfig:
-    """Hold one MCP check's settings (type 13), already validated by :func:`parse_mcp_config`."""
-
-    uri: str
-    headers: Headers = ()
-    required_tools: tuple[str, ...] = ()
-    min_tools: int = 0
-    timeout: float = 10.0
-
-    @property
-    def has_key(self) -> bool:
-        """Return whether the check sends credentials, which decides the access column."""
-        return bool(self.headers)
 
 
 def parse_mcp_config(raw: object) -> McpConfig:

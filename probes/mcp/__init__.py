@@ -11,10 +11,10 @@ id means the server ended the session: the check starts one new session, once. E
 remote becomes a :class:`CheckFailed` with a kind and a sentence.
 
 Each module imports only those before it in this list, so the package has no import cycle:
-``events`` (the capped event-stream reader), ``exchange`` (shared state and signals),
-``transport`` (one message over HTTP), ``legacy`` (HTTP+SSE), ``calls`` (requests on a
-session, either transport), ``initialize``, ``tools``, ``ending`` (the DELETE), ``session``
-(the check itself).
+``config`` (the check's settings), ``events`` (the capped event-stream reader), ``exchange``
+(shared state and signals), ``transport`` (one message over HTTP), ``legacy`` (HTTP+SSE),
+``calls`` (requests on a session, either transport), ``initialize``, ``tools``, ``ending``
+(the DELETE), ``session`` (the check itself).
 """
 
 from probes.mcp.initialize import PROTOCOL_VERSIONS

@@ -3,27 +3,24 @@
 Every step reads and writes the same :class:`Exchange` (the URL, which a redirect may move, the
 session id, the negotiated version, the warnings), and three conditions travel up through
 several steps as exceptions rather than return values: a keyless 401, a session the server
-ended, and an initialize that refused our version. They sit at the bottom of the package so that
-every other module can import them without importing one another.
+ended, and an initialize that refused our version. They sit near the bottom of the package
+(only the config and the event reader are below) so that every other module can import them
+without importing one another.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import httpx
 
 from probes.connection import CheckFailed, Connection
 from probes.jsonrpc import JsonObject, RpcError
+from probes.mcp.config import McpConfig
 from probes.mcp.events import EventReader
 from probes.types import Access, ServerInfo, Transport
 from probes.wire import Headers, Response
-
-if TYPE_CHECKING:
-    # Only a type here: probes.checks.mcp imports this engine to register the check.
-    from probes.checks.mcp import McpConfig
 
 SESSION_ID = re.compile(r"^[\x21-\x7e]{1,1024}$")
 

@@ -13,22 +13,18 @@ import hashlib
 import json
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import httpx
 
 from probes import oauth
 from probes.connection import CheckFailed, Connection
 from probes.mcp.calls import notify
+from probes.mcp.config import McpConfig
 from probes.mcp.ending import end_session
 from probes.mcp.exchange import Exchange, NeedsSignIn, SessionExpired
 from probes.mcp.initialize import initialize
 from probes.mcp.tools import list_tools
 from probes.types import Access, FailureKind, ProbeOutcome, Status, ToolInfo
-
-if TYPE_CHECKING:
-    # Only a type here: probes.checks.mcp imports this engine to register the check.
-    from probes.checks.mcp import McpConfig
 
 
 async def check_mcp(config: McpConfig, conn: Connection, *, deadline: float) -> ProbeOutcome:
