@@ -18,13 +18,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from monitors.access_rules import clean_user_agent, client_address
+
 # anonymous: a request nobody signed in to (a public form); system: no request at all.
 ActorKind = Literal["person", "api_key", "oauth_client", "anonymous", "system"]
 # How the change arrived: the web app, the REST API (uptimyctl is an API client that names
 # itself in its User-Agent), Uptimy's MCP server, or Uptimy itself (beat, commands, the worker).
 Via = Literal["web", "api", "uptimyctl", "mcp", "system"]
 
-USER_AGENT_LIMIT = 256
 CTL_AGENT_PREFIX = "uptimyctl/"
 
 
@@ -42,8 +43,13 @@ class Actor:
     user_agent: str = ""
 
     def seen_from(self, *, address: str | None, user_agent: str) -> Actor:
-        """Return this actor with the request's client address and User-Agent (cut to a storable length)."""
-        return replace(self, address=address or None, user_agent=user_agent[:USER_AGENT_LIMIT])
+        """Return this actor with the request's client address and User-Agent, cleaned as sessions' are.
+
+        Both arrive from the client or the server in front: an address that is not an IP (a Unix
+        socket's peer) would not fit PostgreSQL's inet column, nor a NUL its text, and a failed
+        audit write rolls the change back. So the event keeps what ``monitors.access_rules`` keeps.
+        """
+        return replace(self, address=client_address(address), user_agent=clean_user_agent(user_agent))
 
 
 SYSTEM = Actor(kind="system", via="system")

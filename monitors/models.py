@@ -809,7 +809,7 @@ class AuditEvent(models.Model):
     )
     via = models.CharField(max_length=16)
     address = models.GenericIPAddressField(null=True, blank=True)
-    user_agent = models.CharField(max_length=256, blank=True)
+    user_agent = models.CharField(max_length=300, blank=True)  # access_rules.USER_AGENT_MAX
     target_type = models.CharField(max_length=64)
     target_id = models.CharField(max_length=2000, blank=True)
     target_name = models.CharField(max_length=300, blank=True)

@@ -43,7 +43,7 @@ class Migration(migrations.Migration):
                 ),
                 ("via", models.CharField(max_length=16)),
                 ("address", models.GenericIPAddressField(blank=True, null=True)),
-                ("user_agent", models.CharField(blank=True, max_length=256)),
+                ("user_agent", models.CharField(blank=True, max_length=300)),
                 ("target_type", models.CharField(max_length=64)),
                 ("target_id", models.CharField(blank=True, max_length=2000)),
                 ("target_name", models.CharField(blank=True, max_length=300)),

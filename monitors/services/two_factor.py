@@ -150,16 +150,15 @@ def organization_require_two_factor(*, organization: Organization, required: boo
             .get(pk=organization.pk)
         )
         Organization.objects.filter(pk=organization.pk).update(require_two_factor=required)
-        if was != required:
-            audit_record(
-                organization=organization,
-                action="organization.updated",
-                target_type="organization",
-                target_id=organization.public_id,
-                target_name=organization.name,
-                before={"require_two_factor": was},
-                after={"require_two_factor": required},
-            )
+        audit_record(  # records nothing when the setting stays as it was
+            organization=organization,
+            action="organization.updated",
+            target_type="organization",
+            target_id=organization.public_id,
+            target_name=organization.name,
+            before={"require_two_factor": was},
+            after={"require_two_factor": required},
+        )
     organization.require_two_factor = required
 
 

@@ -74,16 +74,15 @@ def healthcheck_target_set(
                 healthcheck=healthcheck, defaults={"sla_target": _valid_target(sla_target, "sla_target")}
             )
         after = _text(target.sla_target) if target is not None else None
-        if before != after:
-            audit_record(
-                organization=healthcheck.organization_id,
-                action="healthcheck.sla_target_changed",
-                target_type="healthcheck",
-                target_id=healthcheck.public_id,
-                target_name=healthcheck.name,
-                before={"sla_target": before},
-                after={"sla_target": after},
-            )
+        audit_record(  # records nothing when the target stays as it was
+            organization=healthcheck.organization_id,
+            action="healthcheck.sla_target_changed",
+            target_type="healthcheck",
+            target_id=healthcheck.public_id,
+            target_name=healthcheck.name,
+            before={"sla_target": before},
+            after={"sla_target": after},
+        )
     return target
 
 

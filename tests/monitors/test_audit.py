@@ -175,3 +175,40 @@ def test_an_update_that_changes_nothing_records_nothing(org):
 
     assert skipped is None
     assert not AuditEvent.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("address", "user_agent", "kept_address", "kept_agent"),
+    [
+        ("203.0.113.9", "curl/8.5.0", "203.0.113.9", "curl/8.5.0"),
+        (" ::1 ", "a\x00b", "::1", "a b"),
+        ("unix:/run/uptimy.sock", "x\u202ey\r\nz", None, "x y z"),
+        ("", "u" * 5_000, None, "u" * 300),
+        (None, "", None, ""),
+    ],
+    ids=["plain", "NUL", "not an address, controls", "huge agent", "nothing"],
+)
+def test_the_actor_keeps_only_a_storable_address_and_user_agent(
+    address, user_agent, kept_address, kept_agent
+):
+    actor = Actor(kind="system", via="system").seen_from(address=address, user_agent=user_agent)
+
+    assert (actor.address, actor.user_agent) == (kept_address, kept_agent)
+
+
+def test_a_change_from_a_hostile_client_is_saved_with_its_event(org):
+    _, raw = api_key_create(organization=org)
+    client = Client(headers={"authorization": f"Bearer {raw}", "user-agent": "evil\x00agent/" + "x" * 400})
+
+    response = client.post(
+        "/api/v1/healthchecks/",
+        {"name": "hostile client", "type": "http", "config": {"uri": "https://example.com/"}},
+        content_type="application/json",
+        REMOTE_ADDR="unix:/run/uptimy.sock",
+    )
+
+    assert response.status_code == 201, response.content
+    event = AuditEvent.objects.get(action="healthcheck.created")
+    assert event.address is None
+    assert "\x00" not in event.user_agent
+    assert len(event.user_agent) <= 300
