@@ -15,7 +15,7 @@ SECRET = "s3cr3t-header-value"
 
 
 class Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         status = 200 if self.path == "/ok" else 503
         body = f"seen {self.headers.get('X-Key', '')}".encode()
         self.send_response(status)
