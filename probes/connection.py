@@ -96,6 +96,16 @@ def origin_of_uri(uri: str) -> Origin | None:
     return origin_of(url) if url.host else None
 
 
+def ascii_host(host: str) -> str:
+    """Return a host as a connection names it: an IP literal lower-cased, a name IDNA-encoded, lower-case."""
+    if ":" in host or netguard.parse_ip(host) is not None:
+        return host.lower()
+    try:
+        return host_of(httpx.URL(f"http://{host}/"))
+    except (httpx.InvalidURL, UnicodeError):
+        return host.lower()
+
+
 def uri_host(uri: str) -> str:
     """Return the host of a URI given as text as a connection names it, or the text itself when it is no URL."""
     try:
@@ -363,7 +373,7 @@ class Connection:
         Raises :class:`CheckFailed` (``dns`` or ``blocked_address``) as :meth:`send` does: checks of
         other protocols (ping, a nameserver's address) guard what they reach through this.
         """
-        host = host.lower().rstrip(".") or host
+        host = ascii_host(host)
         await self.pin_host(host, port)
         return list(self._pins[host])
 
@@ -374,7 +384,7 @@ class Connection:
         naming each address tried (``connect``), and a deadline that passes meanwhile is told
         by :meth:`timeout_words`.
         """
-        host = host.lower().rstrip(".") or host
+        host = ascii_host(host)
         await self.pin_host(host, port)
         return await self._connect(host, port)
 

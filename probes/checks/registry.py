@@ -85,6 +85,9 @@ class CheckKind(Generic[C]):
     run: RunCheck[C] | None
     # The web app's form tab for the type, field by field (probes.checks.form).
     form: tuple[FormField, ...] = ()
+    # Config keys holding a host or an address the check reaches: an IP literal there that is not
+    # public is refused when the check is saved (names are judged when resolved, on every run).
+    address_fields: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.name
