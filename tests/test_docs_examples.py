@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.live_uptimy import LiveUptimy
+from tests.markdown_blocks import marked_blocks, next_fence
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 MARKER = re.compile(r"^<!-- example: api (\d{3}) -->$")
@@ -44,30 +45,17 @@ class Example:
         return f"{self.page}:{self.line}"
 
 
-def _fenced(lines: list[str], start: int, page: str) -> tuple[str, str, int]:
-    """Return the info string, body and end line of the fenced block opening at ``start``."""
-    if start >= len(lines) or not lines[start].startswith("```"):
-        raise ValueError(f"{page}:{start}: a marked example is not followed by a fenced block")
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("```")), None)
-    if end is None:
-        raise ValueError(f"{page}:{start + 1}: the block is never closed")
-    return lines[start][3:].strip(), "\n".join(lines[start + 1 : end]), end
-
-
 def page_examples(page: str, text: str) -> list[Example]:
     """Return the marked examples of one page, in its order."""
     lines = text.splitlines()
     examples = []
-    for index, line in enumerate(lines):
-        marked = MARKER.match(line)
-        if not marked:
-            continue
-        info, commands, end = _fenced(lines, index + 1, page)
-        answer_start = next(i for i in range(end + 1, len(lines)) if lines[i].strip())
-        answer_info, answer, _ = _fenced(lines, answer_start, page)
-        if info != "sh" or answer_info != "json":
+    for index, block in marked_blocks(lines, lambda line: MARKER.match(line) is not None, page):
+        marked = MARKER.match(lines[index])
+        assert marked is not None
+        answer = next_fence(lines, block.end, page)
+        if block.info != "sh" or answer.info != "json":
             raise ValueError(f"{page}:{index + 1}: an example is a ```sh block then a ```json block")
-        examples.append(Example(page, index + 1, commands, int(marked.group(1)), json.loads(answer)))
+        examples.append(Example(page, index + 1, block.body, int(marked.group(1)), json.loads(answer.body)))
     return examples
 
 
