@@ -1,12 +1,15 @@
-"""Run the docs' marked REST API examples against a live Uptimy and hold each to the answer it shows.
+"""Run the docs' marked REST API examples against a live Uptimy and hold each to what it shows.
 
-The convention (docs/rest-api.md, "Examples in these pages"): a line ``<!-- example: api STATUS -->``
-is followed by a ```sh block of curl calls and then a ```json block holding the answer of its last
-call. The test runs the block's own text in bash, with ``$KEY`` a read-write key of an organization
-of its own and ``127.0.0.1:8000`` the live server's address, and compares status and body. In the
-shown answer, ``…`` stands for what must differ from run to run: a string ``"…"`` matches any
-value, ``…`` inside a string matches any text, an object key ``"…"`` lets the answer hold more
-keys, and a list ending in ``"…"`` lets it hold more items.
+The convention (docs/rest-api.md, "More examples"): a line ``<!-- example: api STATUS -->`` is
+followed by a ```sh block of curl calls and then a block showing what it prints: a ```json block
+holds the answer of its last call; any other block (```xml, ```csv, ```text) holds the whole text
+the block prints. The test runs a page's examples in the page's order in one bash, so a block
+may use the variables an earlier block of its page set (``$API``, ``$PAGE``), with ``$KEY`` a
+read-write key of an organization of its own, ``127.0.0.1:8000`` the live server's address and
+the docs' webhook receiver ``https://hooks.example.com`` a loopback one; the last call's status
+must be STATUS. In the shown answer, ``…`` stands for what must differ from run to run: a string
+``"…"`` matches any value, ``…`` inside a string (or a text block) matches any text, an object
+key ``"…"`` lets the answer hold more keys, and a list ending in ``"…"`` lets it hold more items.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +32,12 @@ from tests.markdown_blocks import marked_blocks, next_fence
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 MARKER = re.compile(r"^<!-- example: api (\d{3}) -->$")
 DOCS_ADDRESS = "127.0.0.1:8000"
+DOCS_RECEIVER = "https://hooks.example.com"  # the docs' webhook receiver: a loopback one here
 ELIDED = "…"
 ORGANIZATION = "demo"  # as the docs: `manage.py createapikey demo`; its plan allows 30 s intervals
+SEPARATOR = "@@ end of an example @@"
+# Each call prints its status on stderr, on a line of its own: an example's last such line is its status.
+CURL = "curl() { command curl -w '%{stderr}\\n%{http_code}\\n' \"$@\"; }\n"
 
 
 @dataclass(frozen=True)
@@ -38,7 +48,8 @@ class Example:
     line: int
     commands: str
     status: int
-    answer: Any
+    answer: Any  # the JSON shown, or the text when the shown block is not ```json
+    json: bool = True
 
     @property
     def name(self) -> str:
@@ -53,9 +64,13 @@ def page_examples(page: str, text: str) -> list[Example]:
         marked = MARKER.match(lines[index])
         assert marked is not None
         answer = next_fence(lines, block.end, page)
-        if block.info != "sh" or answer.info != "json":
-            raise ValueError(f"{page}:{index + 1}: an example is a ```sh block then a ```json block")
-        examples.append(Example(page, index + 1, block.body, int(marked.group(1)), json.loads(answer.body)))
+        if block.info != "sh" or not answer.info:
+            raise ValueError(
+                f"{page}:{index + 1}: an example is a ```sh block then a block of what it prints"
+            )
+        is_json = answer.info == "json"
+        shown = json.loads(answer.body) if is_json else answer.body.strip()
+        examples.append(Example(page, index + 1, block.body, int(marked.group(1)), shown, json=is_json))
     return examples
 
 
@@ -92,49 +107,116 @@ def matches(shown: Any, got: Any) -> bool:
     return bool(shown == got)
 
 
-def run(example: Example, uptimy: LiveUptimy, key: str) -> tuple[int, Any]:
-    """Run an example's commands as shown, against ``uptimy``; return its last call's status and body."""
-    address = uptimy.base.removeprefix("http://")
-    # Each call prints its status on a line of its own after its body, so the last two lines are the answer.
-    script = "curl() { command curl -w '\\n%{http_code}\\n' \"$@\"; }\n" + example.commands.replace(
-        DOCS_ADDRESS, address
-    )
+@dataclass(frozen=True)
+class Outcome:
+    """What one example printed on stdout, and its last call's status (None: it did not run)."""
+
+    status: int | None
+    printed: str
+
+
+def local(text: str, substitutions: dict[str, str]) -> str:
+    for shown, live in substitutions.items():
+        text = text.replace(shown, live)
+    return text
+
+
+def run_page(examples: list[Example], substitutions: dict[str, str], key: str, cwd: Path) -> list[Outcome]:
+    """Run a page's examples as shown, in order, in one bash; return what each printed and its status."""
+    end = f"printf '\\n%s\\n' '{SEPARATOR}' | tee /dev/stderr\n"
+    script = CURL + "".join(local(example.commands, substitutions) + "\n" + end for example in examples)
     done = subprocess.run(
         ["bash", "-euc", script],
         env={"PATH": "/usr/bin:/bin", "KEY": key},
+        cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=60,
-        check=True,
+        timeout=120,
+        check=False,
     )
-    lines = done.stdout.rstrip("\n").splitlines()
-    return int(lines[-1]), json.loads(lines[-2])
+    # A terminal shows a CSV's CRLF as a line break, as the page does.
+    printed = done.stdout.replace("\r\n", "\n").split(f"\n{SEPARATOR}\n")
+    statuses = done.stderr.split(f"\n{SEPARATOR}\n")
+    outcomes = []
+    for index in range(len(examples)):
+        if index >= len(printed) - 1:
+            outcomes.append(Outcome(None, f"did not run (bash exited {done.returncode}):\n{done.stderr}"))
+            continue
+        codes = re.findall(r"^(\d{3})$", statuses[index], re.M)
+        outcomes.append(Outcome(int(codes[-1]) if codes else None, printed[index].strip()))
+    return outcomes
 
 
-def _local(value: Any, address: str) -> Any:
-    return json.loads(json.dumps(value).replace(DOCS_ADDRESS, address))
+def answered(example: Example, outcome: Outcome) -> Any:
+    """Return the answer an outcome holds: its last line as JSON (a ```json example), or all its text."""
+    if not example.json:
+        return outcome.printed
+    try:
+        return json.loads(outcome.printed.splitlines()[-1])
+    except (ValueError, IndexError):
+        return outcome.printed
 
 
 EXAMPLES = all_examples()
 
 
 def test_the_docs_hold_marked_api_examples() -> None:
-    assert len(EXAMPLES) >= 7, [example.name for example in EXAMPLES]
+    assert len(EXAMPLES) >= 35, [example.name for example in EXAMPLES]
+
+
+class _Receiver(BaseHTTPRequestHandler):
+    """The docs' webhook receiver: every POST gets a 200."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet
+        pass
 
 
 @pytest.fixture(scope="module")
-def docs_key(loopback_uptimy: LiveUptimy) -> str:
-    return loopback_uptimy.create_key(read_only=False, organization=ORGANIZATION)
+def receiver() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def page_outcomes(
+    loopback_uptimy: LiveUptimy, receiver: str, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[dict[str, str], dict[str, Outcome]]:
+    """Run every page's examples once; return the substitutions and each example's outcome by name."""
+    key = loopback_uptimy.create_key(read_only=False, organization=ORGANIZATION)
+    substitutions = {DOCS_ADDRESS: loopback_uptimy.base.removeprefix("http://"), DOCS_RECEIVER: receiver}
+    cwd = tmp_path_factory.mktemp("docs-examples")
+    outcomes: dict[str, Outcome] = {}
+    for page in sorted({example.page for example in EXAMPLES}):
+        examples = [example for example in EXAMPLES if example.page == page]
+        for example, outcome in zip(examples, run_page(examples, substitutions, key, cwd), strict=True):
+            outcomes[example.name] = outcome
+    return substitutions, outcomes
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda example: example.name)
 def test_an_api_example_answers_what_its_page_shows(
-    example: Example, loopback_uptimy: LiveUptimy, docs_key: str
+    example: Example, page_outcomes: tuple[dict[str, str], dict[str, Outcome]]
 ) -> None:
-    status, body = run(example, loopback_uptimy, docs_key)
-    shown = _local(example.answer, loopback_uptimy.base.removeprefix("http://"))
-    assert status == example.status, body
-    assert matches(shown, body), json.dumps(body, indent=2)
+    substitutions, outcomes = page_outcomes
+    outcome = outcomes[example.name]
+    got = answered(example, outcome)
+    if example.json:
+        shown = json.loads(local(json.dumps(example.answer), substitutions))
+    else:
+        shown = local(example.answer, substitutions)
+
+    assert outcome.status == example.status, outcome.printed
+    assert matches(shown, got), json.dumps(got, indent=2) if example.json else got
 
 
 @pytest.mark.parametrize(
@@ -147,7 +229,44 @@ def test_an_api_example_answers_what_its_page_shows(
         ([1, "…"], [1, 2, 3], True),
         ([1], [1, 2], False),
         ({"a": "x"}, {"a": "y"}, False),
+        ("<rss>…<title>Slow answers</title>…</rss>", "<rss><a/>\n<title>Slow answers</title></rss>", True),
+        ("<rss>…<title>Slow answers</title>…</rss>", "<rss><title>Fast answers</title></rss>", False),
     ],
 )
 def test_an_elided_value_matches_only_where_the_page_says(shown: Any, got: Any, expected: bool) -> None:
     assert matches(shown, got) is expected
+
+
+def test_a_page_runs_in_one_shell_and_each_example_gets_its_own_output_and_status(tmp_path: Path) -> None:
+    page = """<!-- example: api 200 -->
+```sh
+NAME=first; echo "$NAME"
+```
+
+```text
+first
+```
+<!-- example: api 200 -->
+```sh
+echo "again $NAME"; echo '{"a": 1}'
+```
+
+```json
+{"a": 1}
+```
+"""
+    examples = page_examples("page.md", page)
+    outcomes = run_page(examples, {}, "key", tmp_path)
+
+    assert [example.json for example in examples] == [False, True]
+    assert [outcome.printed for outcome in outcomes] == ["first", 'again first\n{"a": 1}']
+    assert answered(examples[1], outcomes[1]) == {"a": 1}
+
+
+def test_a_page_whose_example_fails_marks_it_and_the_rest_not_run(tmp_path: Path) -> None:
+    page = "<!-- example: api 200 -->\n```sh\nfalse\n```\n\n```text\nx\n```\n"
+
+    (outcome,) = run_page(page_examples("page.md", page), {}, "key", tmp_path)
+
+    assert outcome.status is None
+    assert outcome.printed.startswith("did not run (bash exited 1)")
