@@ -10,6 +10,10 @@ the docs' webhook receiver ``https://hooks.example.com`` a loopback one; the las
 must be STATUS. In the shown answer, ``…`` stands for what must differ from run to run: a string
 ``"…"`` matches any value, ``…`` inside a string (or a text block) matches any text, an object
 key ``"…"`` lets the answer hold more keys, and a list ending in ``"…"`` lets it hold more items.
+
+A line ``<!-- example: command EXIT -->`` marks a command a user runs in the repository's root
+(``manage.py mcpcheck``): it runs alone there, with PATH and HOME only, and must exit EXIT and
+print what the block after it shows.
 """
 
 from __future__ import annotations
@@ -29,8 +33,9 @@ import pytest
 from tests.live_uptimy import LiveUptimy
 from tests.markdown_blocks import marked_blocks, next_fence
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
-MARKER = re.compile(r"^<!-- example: api (\d{3}) -->$")
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+MARKER = re.compile(r"^<!-- example: (api|command) (\d{1,3}) -->$")
 DOCS_ADDRESS = "127.0.0.1:8000"
 DOCS_RECEIVER = "https://hooks.example.com"  # the docs' webhook receiver: a loopback one here
 ELIDED = "…"
@@ -50,6 +55,7 @@ class Example:
     status: int
     answer: Any  # the JSON shown, or the text when the shown block is not ```json
     json: bool = True
+    kind: str = "api"  # or "command": run alone from the repository's root, STATUS its exit code
 
     @property
     def name(self) -> str:
@@ -70,7 +76,11 @@ def page_examples(page: str, text: str) -> list[Example]:
             )
         is_json = answer.info == "json"
         shown = json.loads(answer.body) if is_json else answer.body.strip()
-        examples.append(Example(page, index + 1, block.body, int(marked.group(1)), shown, json=is_json))
+        examples.append(
+            Example(
+                page, index + 1, block.body, int(marked.group(2)), shown, json=is_json, kind=marked.group(1)
+            )
+        )
     return examples
 
 
@@ -151,17 +161,35 @@ def answered(example: Example, outcome: Outcome) -> Any:
     """Return the answer an outcome holds: its last line as JSON (a ```json example), or all its text."""
     if not example.json:
         return outcome.printed
-    try:
-        return json.loads(outcome.printed.splitlines()[-1])
-    except (ValueError, IndexError):
-        return outcome.printed
+    for text in (outcome.printed, outcome.printed.splitlines()[-1] if outcome.printed else ""):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return outcome.printed
 
 
-EXAMPLES = all_examples()
+def run_command(example: Example) -> Outcome:
+    """Run a command example as a user types it in the repository's root; its output and exit code."""
+    done = subprocess.run(
+        ["bash", "-uc", example.commands],
+        env={"PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    return Outcome(done.returncode, done.stdout.strip())
+
+
+EXAMPLES = [example for example in all_examples() if example.kind == "api"]
+COMMANDS = [example for example in all_examples() if example.kind == "command"]
 
 
 def test_the_docs_hold_marked_api_examples() -> None:
     assert len(EXAMPLES) >= 35, [example.name for example in EXAMPLES]
+    assert COMMANDS, "no <!-- example: command EXIT --> in the docs"
 
 
 class _Receiver(BaseHTTPRequestHandler):
@@ -217,6 +245,15 @@ def test_an_api_example_answers_what_its_page_shows(
 
     assert outcome.status == example.status, outcome.printed
     assert matches(shown, got), json.dumps(got, indent=2) if example.json else got
+
+
+@pytest.mark.parametrize("example", COMMANDS, ids=lambda example: example.name)
+def test_a_command_example_prints_what_its_page_shows(example: Example) -> None:
+    outcome = run_command(example)
+    got = answered(example, outcome)
+
+    assert outcome.status == example.status, outcome.printed
+    assert matches(example.answer, got), json.dumps(got, indent=2) if example.json else got
 
 
 @pytest.mark.parametrize(
