@@ -41,6 +41,7 @@ DOCS_RECEIVER = "https://hooks.example.com"  # the docs' webhook receiver: a loo
 ELIDED = "…"
 ORGANIZATION = "demo"  # as the docs: `manage.py createapikey demo`; its plan allows 30 s intervals
 SEPARATOR = "@@ end of an example @@"
+PAGE_SECONDS = 120
 # Each call prints its status on stderr, on a line of its own: an example's last such line is its status.
 CURL = "curl() { command curl -w '%{stderr}\\n%{http_code}\\n' \"$@\"; }\n"
 
@@ -135,26 +136,35 @@ def run_page(examples: list[Example], substitutions: dict[str, str], key: str, c
     """Run a page's examples as shown, in order, in one bash; return what each printed and its status."""
     end = f"printf '\\n%s\\n' '{SEPARATOR}' | tee /dev/stderr\n"
     script = CURL + "".join(local(example.commands, substitutions) + "\n" + end for example in examples)
-    done = subprocess.run(
-        ["bash", "-euc", script],
-        env={"PATH": "/usr/bin:/bin", "KEY": key},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            ["bash", "-euc", script],
+            env={"PATH": "/usr/bin:/bin", "KEY": key},
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=PAGE_SECONDS,
+            check=False,
+        )
+        stdout, stderr, ended = done.stdout, done.stderr, f"bash exited {done.returncode}"
+    except subprocess.TimeoutExpired as late:  # a wait that never ends (an incident never opened)
+        stdout, stderr = (_text(late.stdout), _text(late.stderr))
+        ended = f"still running after {PAGE_SECONDS} s"
     # A terminal shows a CSV's CRLF as a line break, as the page does.
-    printed = done.stdout.replace("\r\n", "\n").split(f"\n{SEPARATOR}\n")
-    statuses = done.stderr.split(f"\n{SEPARATOR}\n")
+    printed = stdout.replace("\r\n", "\n").split(f"\n{SEPARATOR}\n")
+    statuses = stderr.split(f"\n{SEPARATOR}\n")
     outcomes = []
     for index in range(len(examples)):
         if index >= len(printed) - 1:
-            outcomes.append(Outcome(None, f"did not run (bash exited {done.returncode}):\n{done.stderr}"))
+            outcomes.append(Outcome(None, f"did not run ({ended}):\n{stderr}"))
             continue
         codes = re.findall(r"^(\d{3})$", statuses[index], re.M)
         outcomes.append(Outcome(int(codes[-1]) if codes else None, printed[index].strip()))
     return outcomes
+
+
+def _text(output: bytes | str | None) -> str:
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
 
 
 def answered(example: Example, outcome: Outcome) -> Any:
