@@ -101,10 +101,11 @@ def validate_host(value: object) -> str:
     host = value.strip()
     if len(host) > 253 + 1 or any(ch.isspace() for ch in host) or text_problem(host):
         raise ValueError("Must be a host name or an IP address, without spaces or control characters.")
+    # Host names are case-insensitive (urlsplit lower-cases a URL's for validate_uri).
     if ":" in host:
-        _check_host(host, bracketed=True)
+        _check_host(host.lower(), bracketed=True)
         return host
-    _check_host(host, bracketed=False)
+    _check_host(host.lower(), bracketed=False)
     try:
         httpx.URL(f"http://{host}/")
     except httpx.InvalidURL as exc:

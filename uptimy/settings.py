@@ -62,6 +62,15 @@ UPTIMY_ALLOW_PRIVATE_TARGETS: bool = env("UPTIMY_ALLOW_PRIVATE_TARGETS")
 # DNS servers the checks ask ("192.0.2.53" or "192.0.2.53:5353", comma-separated); empty: the
 # machine's resolv.conf. A region's workers may want resolvers of their own region.
 UPTIMY_DNS_SERVERS: list[str] = env.list("UPTIMY_DNS_SERVERS", default=[])
+# The domain check's RDAP bootstrap (IANA's registry of which RDAP service answers for which TLD):
+# `manage.py refreshrdap` fetches it from this URL into this file, which workers read in place of
+# the snapshot shipped in probes/data/.
+UPTIMY_RDAP_BOOTSTRAP_URL = env.str(
+    "UPTIMY_RDAP_BOOTSTRAP_URL", default="https://data.iana.org/rdap/dns.json"
+)
+UPTIMY_RDAP_BOOTSTRAP_FILE = Path(
+    env.str("UPTIMY_RDAP_BOOTSTRAP_FILE", default=str(VAR_DIR / "rdap_dns.json"))
+)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

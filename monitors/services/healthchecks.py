@@ -61,9 +61,9 @@ def healthcheck_create(
     interval = (
         interval_seconds
         if interval_seconds is not None
-        else max(DEFAULT_INTERVAL_SECONDS, plan.min_interval_seconds)
+        else max(DEFAULT_INTERVAL_SECONDS, plan.min_interval_seconds, check_type.min_interval_seconds)
     )
-    _check_interval(plan, interval)
+    _check_interval(plan, interval, check_type)
     regions = _regions_for(organization, region_slugs)
     api_config, headers = _prepared_config(check_type, config, stored_headers={})
     with transaction.atomic():
@@ -150,8 +150,10 @@ def healthcheck_update(
     type_changed = check_type != healthcheck.check_type
     if type_changed and "config" not in changes:
         raise ServiceError("config", "Send the whole config of the new type when changing the type.")
-    if "interval_seconds" in changes:
-        _check_interval(organization.plan, changes["interval_seconds"])
+    if "interval_seconds" in changes or type_changed:
+        _check_interval(
+            organization.plan, changes.get("interval_seconds", healthcheck.interval_seconds), check_type
+        )
     regions = _regions_for(organization, changes["region_slugs"]) if "region_slugs" in changes else None
     if "config" in changes:
         base = healthcheck.config if partial and not type_changed else None
@@ -345,10 +347,16 @@ def _check_quorum(quorum: int | None, region_count: int) -> None:
         raise ServiceError("quorum", f"Must be from 1 to the number of regions ({region_count}).")
 
 
-def _check_interval(plan: Plan, interval: int) -> None:
+def _check_interval(plan: Plan, interval: int, check_type: CheckKind[Any]) -> None:
     if interval < plan.min_interval_seconds:
         raise ServiceError(
             "interval", f"Your plan ({plan.name}) checks at most every {plan.min_interval_seconds} seconds."
+        )
+    if interval < check_type.min_interval_seconds:
+        raise ServiceError(
+            "interval",
+            f"{check_type.title}s run at most every {check_type.min_interval_seconds} seconds: "
+            "their targets ask for few lookups.",
         )
 
 

@@ -25,6 +25,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from monitors import metrics, selectors, services
+from monitors.rdap_bootstrap import use_refreshed
 from probes.checks import CheckConfig
 from probes.runner import ProbeEnv, stream_batch, user_agent
 from probes.types import FailureKind, ProbeOutcome, Status
@@ -49,7 +50,10 @@ GROUP_IDLE_SECONDS = 0.1
 
 def probe_env(region: str | None = None) -> ProbeEnv:
     """Return what the checks of ``region`` share, from the settings: the guard, the DNS servers, and
-    the User-Agent naming the region (none for a check that runs from no region: ``mcpcheck``)."""
+    the User-Agent naming the region (none for a check that runs from no region: ``mcpcheck``).
+
+    It also hands the engine the refreshed RDAP bootstrap, when ``refreshrdap`` wrote a new one."""
+    use_refreshed()
     return ProbeEnv(
         allow_private=settings.UPTIMY_ALLOW_PRIVATE_TARGETS,
         nameservers=tuple(settings.UPTIMY_DNS_SERVERS),

@@ -88,6 +88,9 @@ class CheckKind(Generic[C]):
     # Config keys holding a host or an address the check reaches: an IP literal there that is not
     # public is refused when the check is saved (names are judged when resolved, on every run).
     address_fields: tuple[str, ...] = ()
+    # The shortest interval a check of this type may have (0: the plan's minimum alone), for
+    # targets that ask for few lookups (RDAP registries).
+    min_interval_seconds: int = 0
 
     def __str__(self) -> str:
         return self.name
