@@ -12,7 +12,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 DOCS_PORT ?= 8001
 
-.PHONY: run test lint docs format bench lock clean
+.PHONY: run test lint docs schema format bench lock clean
 
 RUN_LOCK := requirements/run.txt
 DEV_LOCK := requirements/dev.txt
@@ -62,6 +62,11 @@ lint: $(VENV)/.dev-deps
 	$(BIN)/lint-imports
 	SECRET_KEY=lint-only UPTIMY_SECRETS_KEY=lint-only $(BIN)/mypy
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir var/site
+
+# The OpenAPI schema the REST API page renders, committed as docs/openapi.yaml: run this after a
+# change to the API (tests/test_docs_site.py fails while the committed file differs from it).
+schema: $(VENV)/.dev-deps
+	SECRET_KEY=schema-only UPTIMY_SECRETS_KEY=schema-only $(BIN)/python manage.py spectacular --file docs/openapi.yaml
 
 # The documentation site, rebuilt as its pages change (docs/, mkdocs.yml; README.md links into it).
 docs: $(VENV)/.dev-deps

@@ -371,6 +371,11 @@ class ProbeResult(models.Model):
     in_maintenance = models.BooleanField(
         default=False, help_text="Taken inside a maintenance window: left out of uptime and rollups."
     )
+    details = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="What the check type found beyond the common fields (a certificate, a DNS answer, ping figures).",
+    )
 
     class Meta:
         constraints = [

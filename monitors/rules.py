@@ -8,7 +8,9 @@ Rechecks, per region (:func:`region_verdict`)
     times, ``delay_seconds`` apart, before the region counts as down; the region keeps its
     old status meanwhile. Any UP run makes the region UP at once: recovery is not rechecked,
     because a real success cannot be a fluke the way a lost packet can. A region already
-    DOWN stays DOWN without rechecks. ``count == 0`` makes the first failure count.
+    DOWN stays DOWN without rechecks. ``count == 0`` makes the first failure count. A DEGRADED
+    run (the target answered, with a warning: a certificate that expires soon) counts as UP
+    for its region, which keeps the run's kind and reason as its warning.
 
 The overall verdict (:func:`overall_verdict`), in this order
     1. Paused -> PAUSED.
@@ -27,11 +29,13 @@ The overall verdict (:func:`overall_verdict`), in this order
     6. DEGRADED when some voting regions are DOWN but fewer than the quorum, or when
        ``degraded_threshold_ms`` is set and the UP voting regions whose ``response_ms`` is
        strictly above it reach the effective quorum. A region without ``response_ms`` is not
-       slow.
+       slow; or when the UP voting regions that warn (a kind kept from a DEGRADED run) reach
+       the effective quorum.
     7. UP otherwise.
     ``failed_regions`` holds every DOWN voting region (also when the verdict is only
     DEGRADED), kind ``""`` when unknown; ``slow_regions`` every slow voting region whenever a
-    threshold is set. Both, and every list in ``reason``, are sorted by slug. A reason names
+    threshold is set; ``warned_regions`` every warning voting region, with its kind. All of
+    them, and every list in ``reason``, are sorted by slug. A reason names
     the regions that did not vote ("; not reporting: ap-south"), since a verdict from fewer
     regions than configured should say so.
 
@@ -46,7 +50,8 @@ One verdict per slot (:func:`slot_due`)
 The cause (:func:`cause_of`)
     A DOWN or DEGRADED verdict has a cause: the kind most failing regions share, the sentence,
     the failing regions and the missing tools. It changes (:func:`cause_changed`) when the
-    kinds or the missing tools do, not when another region fails the same way.
+    kinds or the missing tools do, not when another region fails the same way. A check
+    degraded by warnings alone (no region down) takes its cause from the warning regions.
 
 Tool lists (:func:`tool_diff`)
     Tools are matched by name. Removed and added names, and for tools present in both lists
@@ -68,7 +73,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from probes.types import Status, ToolInfo
@@ -112,10 +117,10 @@ def region_verdict(
     """
     if attempt < 0:
         raise ValueError(f"attempt must be 0 or more, not {attempt}")
-    if outcome == Status.UP:
+    if outcome in (Status.UP, Status.DEGRADED):
         return RegionVerdict(Status.UP, recheck=False)
     if outcome != Status.DOWN:
-        raise ValueError(f"a check run is up or down, not {outcome!r}")
+        raise ValueError(f"a check run is up, degraded or down, not {outcome!r}")
     # Already down: a recheck could only confirm it, at the cost of more requests to a failing host.
     if previous == Status.DOWN or attempt >= policy.count:
         return RegionVerdict(Status.DOWN, recheck=False)
@@ -181,6 +186,8 @@ class Verdict:
     # Sorted slugs of regions that had not reported the slot when its settle window closed;
     # they did not vote either (see slot_due).
     silent_regions: tuple[str, ...] = ()
+    # Voting UP regions whose run warned (region slug -> its kind): a DEGRADED run's region.
+    warned_regions: dict[str, str] = field(default_factory=dict)
 
 
 def default_quorum(region_count: int) -> int:
@@ -239,6 +246,7 @@ def overall_verdict(
             if state.status == Status.UP and state.response_ms is not None and state.response_ms > threshold
         )
     )
+    warned = {slug: state.kind for slug, state in voting.items() if state.status == Status.UP and state.kind}
     absent = sorted({*stale, *quiet})
     tail = f"; not reporting: {', '.join(absent)}" if absent else ""
 
@@ -250,11 +258,20 @@ def overall_verdict(
             parts.append(f"down in {len(down)} of {_regions(len(voting))}: {_failures(down)}")
         if len(slow) >= quorum:
             parts.append(f"slow in {len(slow)} of {_regions(len(voting))} (over {threshold} ms)")
+        if len(warned) >= quorum:
+            parts.append(f"warning in {len(warned)} of {_regions(len(voting))}: {_failures(warned)}")
         status = Status.DEGRADED if parts else Status.UP
         # Not str.capitalize(), which would lowercase the rest of the sentence.
         reason = _sentence("; ".join(parts)) if parts else f"Up in {_regions(len(voting))}"
     return Verdict(
-        status, down, slow, reason + tail, stale_regions=stale, quorum=quorum, silent_regions=quiet
+        status,
+        down,
+        slow,
+        reason + tail,
+        stale_regions=stale,
+        quorum=quorum,
+        silent_regions=quiet,
+        warned_regions=warned,
     )
 
 
@@ -400,15 +417,19 @@ def cause_of(
     """
     if verdict.status not in (Status.DOWN, Status.DEGRADED):
         return None
-    kind = main_kind(verdict.failed_regions, slow=bool(verdict.slow_regions))
+    failing = failing_regions(verdict)
+    kind = main_kind(failing, slow=bool(verdict.slow_regions))
     given = reasons or {}
     sentences = [
-        given[slug]
-        for slug, failed in sorted(verdict.failed_regions.items())
-        if failed == kind and given.get(slug)
+        given[slug] for slug, failed in sorted(failing.items()) if failed == kind and given.get(slug)
     ]
     reason = sentences[0] if sentences else verdict.reason
-    return Cause(kind, reason, dict(verdict.failed_regions), tuple(sorted(set(missing_tools))))
+    return Cause(kind, reason, dict(failing), tuple(sorted(set(missing_tools))))
+
+
+def failing_regions(verdict: Verdict) -> dict[str, str]:
+    """Return the regions a failing verdict blames (slug -> kind): the down ones, else the warning ones."""
+    return dict(verdict.failed_regions) if verdict.failed_regions else dict(verdict.warned_regions)
 
 
 def main_kind(failed_regions: Mapping[str, str], *, slow: bool) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -65,6 +66,17 @@ def decrypt_headers(token: str) -> dict[str, str]:
     if not token:
         return {}
     return dict(decrypt_document(token, what="header values"))
+
+
+def with_secret_headers(config: Mapping[str, Any], token: str) -> dict[str, Any]:
+    """Return a stored config with its header values decrypted into ``headers``, ready to parse.
+
+    A check type without headers (ping, DNS) stores no ``headers`` key and gets none, which its
+    parser would refuse as an unknown field. Raises SecretUnreadable as decrypt_headers does.
+    """
+    if "headers" not in config and not token:
+        return dict(config)
+    return {**config, "headers": decrypt_headers(token)}
 
 
 def masked(headers: dict[str, str]) -> dict[str, str]:

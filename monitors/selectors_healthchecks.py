@@ -19,7 +19,7 @@ from monitors.models import (
     ToolList,
     ToolListVersion,
 )
-from monitors.secrets import SecretUnreadable, decrypt_headers
+from monitors.secrets import SecretUnreadable, with_secret_headers
 from probes.checks import CheckConfig, check_kind
 from probes.config import ConfigError
 from probes.text import storable
@@ -114,7 +114,7 @@ def check_configs(*, healthcheck_ids: list[int]) -> CheckConfigs:
     )
     for hc_id, check_type, config, secret_headers in rows:
         try:
-            data = {**config, "headers": decrypt_headers(secret_headers)}
+            data = with_secret_headers(config, secret_headers)
             runnable[hc_id] = check_kind(check_type).parse(data)
         except SecretUnreadable:
             unrunnable[hc_id] = UNREADABLE_HEADERS_REASON

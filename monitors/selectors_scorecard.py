@@ -110,7 +110,7 @@ def scorecard_evidence(
     """
     if healthcheck.type != MCP.number:
         raise NotAnMcpCheck(
-            f"Only MCP healthchecks have a scorecard; this one is a {check_kind(healthcheck.type).title} check."
+            f"Only MCP healthchecks have a scorecard, not {check_kind(healthcheck.type).title}s."
         )
     hour = now.replace(minute=0, second=0, microsecond=0)
     start_30d, start_7d = hour - SCORECARD_RELIABILITY, hour - SCORECARD_LATENCY

@@ -91,6 +91,27 @@ def validate_uri(value: object) -> str:
     return value
 
 
+def validate_host(value: object) -> str:
+    """Return ``value`` when it is a host name DNS can hold or a canonical IP literal; raise ValueError.
+
+    An IPv6 literal is written bare (``2001:db8::1``), as a host and port field takes it.
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("Enter a host name or an IP address.")
+    host = value.strip()
+    if len(host) > 253 + 1 or any(ch.isspace() for ch in host) or text_problem(host):
+        raise ValueError("Must be a host name or an IP address, without spaces or control characters.")
+    if ":" in host:
+        _check_host(host, bracketed=True)
+        return host
+    _check_host(host, bracketed=False)
+    try:
+        httpx.URL(f"http://{host}/")
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"Not a valid host name ({exc}).") from None
+    return host
+
+
 def _check_host(host: str, *, bracketed: bool) -> None:
     """Raise ValueError unless ``host`` is a canonical IP literal or a host name DNS can hold."""
     if bracketed:

@@ -96,6 +96,33 @@ def origin_of_uri(uri: str) -> Origin | None:
     return origin_of(url) if url.host else None
 
 
+def ascii_host(host: str) -> str:
+    """Return a host as a connection names it: an IP literal lower-cased, a name IDNA-encoded, lower-case."""
+    if ":" in host or netguard.parse_ip(host) is not None:
+        return host.lower()
+    try:
+        return host_of(httpx.URL(f"http://{host}/"))
+    except (httpx.InvalidURL, UnicodeError):
+        return host.lower()
+
+
+def uri_host(uri: str) -> str:
+    """Return the host of a URI given as text as a connection names it, or the text itself when it is no URL."""
+    try:
+        return host_of(httpx.URL(uri))
+    except (httpx.InvalidURL, UnicodeError):
+        return uri
+
+
+def uri_target(uri: str) -> str:
+    """Return scheme, host and path of a URI given as text: what logs and lists show (queries may carry tokens)."""
+    try:
+        url = httpx.URL(uri)
+    except (httpx.InvalidURL, UnicodeError):
+        return "(an invalid URL)"
+    return str(url.copy_with(query=None, fragment=None))
+
+
 def same_origin(a: httpx.URL, b: httpx.URL) -> bool:
     """Return whether two URLs share scheme, host and port: the unit a customer's headers are given for."""
     return origin_of(a) == origin_of(b)
@@ -308,6 +335,14 @@ class Connection:
 
     async def _open(self, origin: tuple[str, str, int]) -> wire.HttpConnection:
         scheme, host, port = origin
+        stream, _ = await self._connect(host, port)
+        conn = wire.HttpConnection(stream, origin)
+        self._conns.append(conn)
+        if scheme == "https":
+            await self.start_tls(conn.stream, host)
+        return conn
+
+    async def _connect(self, host: str, port: int) -> tuple[wire.Stream, IPAddress]:
         addresses = self._pinned(host)
         attempts: list[tuple[IPAddress, OSError]] = []
         for address in addresses:
@@ -323,35 +358,56 @@ class Connection:
             self._connecting = None
             if self._tcp_ms is None:
                 self._tcp_ms = (time.perf_counter() - started) * 1000
-            break
-        else:
-            raise CheckFailed(FailureKind.CONNECT, _connect_failure_words(host, port, addresses, attempts))
-        conn = wire.HttpConnection(stream, origin)
-        self._conns.append(conn)
-        if scheme == "https":
-            await self._start_tls(conn, host)
-        return conn
-
-    async def _start_tls(self, conn: wire.HttpConnection, host: str) -> None:
-        started = time.perf_counter()
-        try:
-            await conn.stream.start_tls(self._ssl_context, server_hostname=host)
-        except ssl.SSLCertVerificationError as exc:
-            conn.close()
-            raise CheckFailed(
-                FailureKind.TLS, f"TLS handshake failed: {exc.verify_message or exc.reason}"
-            ) from None
-        except (ssl.SSLError, OSError) as exc:
-            conn.close()
-            raise CheckFailed(FailureKind.TLS, f"TLS handshake failed: {_tls_words(exc)}") from None
-        if self._tls_ms is None:
-            self._tls_ms = (time.perf_counter() - started) * 1000
+            return stream, address
+        raise CheckFailed(FailureKind.CONNECT, _connect_failure_words(host, port, addresses, attempts))
 
     async def pin(self, url: httpx.URL) -> None:
         """Resolve the URL's host once, refuse it when the guard says so, and remember the answer."""
         if url.scheme not in _SCHEMES:
             raise CheckFailed(FailureKind.BLOCKED_ADDRESS, f"{shown_url(url)} is not an http(s) URL")
-        host = host_of(url)
+        await self.pin_host(host_of(url), _port(url))
+
+    async def addresses(self, host: str, port: int = 0) -> list[IPAddress]:
+        """Return the guarded addresses of ``host`` (resolved once per check), in the resolver's order.
+
+        Raises :class:`CheckFailed` (``dns`` or ``blocked_address``) as :meth:`send` does: checks of
+        other protocols (ping, a nameserver's address) guard what they reach through this.
+        """
+        host = ascii_host(host)
+        await self.pin_host(host, port)
+        return list(self._pins[host])
+
+    async def open_tcp(self, host: str, port: int) -> tuple[wire.Stream, IPAddress]:
+        """Return a TCP stream to ``host``:``port`` and the address it reached, trying each guarded address.
+
+        The DNS and TCP phases are timed as for an HTTP request; a failure is :class:`CheckFailed`
+        naming each address tried (``connect``), and a deadline that passes meanwhile is told
+        by :meth:`timeout_words`.
+        """
+        host = ascii_host(host)
+        await self.pin_host(host, port)
+        return await self._connect(host, port)
+
+    async def start_tls(
+        self, stream: wire.Stream, host: str, *, context: ssl.SSLContext | None = None
+    ) -> None:
+        """Run the TLS handshake on ``stream`` for ``host`` (SNI and name check), timed; a failure is ``tls``."""
+        started = time.perf_counter()
+        try:
+            await stream.start_tls(context or self._ssl_context, server_hostname=host)
+        except ssl.SSLCertVerificationError as exc:
+            stream.close()
+            raise CheckFailed(
+                FailureKind.TLS, f"TLS handshake failed: {exc.verify_message or exc.reason}"
+            ) from None
+        except (ssl.SSLError, OSError) as exc:
+            stream.close()
+            raise CheckFailed(FailureKind.TLS, f"TLS handshake failed: {_tls_words(exc)}") from None
+        if self._tls_ms is None:
+            self._tls_ms = (time.perf_counter() - started) * 1000
+
+    async def pin_host(self, host: str, port: int) -> None:
+        """Resolve ``host`` once, refuse it when the guard says so, and remember the answer."""
         if host in self._pins:
             return
         literal = netguard.parse_ip(host)
@@ -362,7 +418,7 @@ class Connection:
             # Left set when the deadline cancels the lookup, so the timeout names it.
             self._resolving = host
             try:
-                addresses = await resolve_name(host, _port(url), self._nameservers)
+                addresses = await resolve_name(host, port, self._nameservers)
             except socket.gaierror as exc:
                 self._resolving = None
                 raise CheckFailed(

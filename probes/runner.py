@@ -16,7 +16,7 @@ import functools
 import logging
 import ssl
 import traceback
-from collections.abc import AsyncGenerator, Callable, Coroutine, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -25,7 +25,7 @@ import httpx
 
 from probes import __version__
 from probes.checks import CheckConfig, kind_of_config
-from probes.connection import Connection, host_of
+from probes.connection import Connection
 from probes.mcp.tools import storable_tool
 from probes.redact import Redactor, redacting, redactor_for
 from probes.text import is_storable, storable
@@ -83,9 +83,12 @@ async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
         nameservers=env.nameservers,
         deadline=deadline,
     )
+    run = kind_of_config(config).run
+    if run is None:
+        raise ValueError(f"{kind_of_config(config).name} checks are passive: nothing probes them")
     with redacting(redactor_for(config.headers)) as redactor:
         try:
-            outcome = await kind_of_config(config).run(config, conn, deadline=deadline)
+            outcome = await run(config, conn, deadline=deadline)
         finally:
             await conn.aclose()
     return finish_outcome(outcome, redactor)
@@ -126,7 +129,7 @@ async def stream_batch(
     hosts: dict[str, asyncio.Semaphore] = {}
 
     async def one(key: K, config: CheckConfig) -> Finished[K]:
-        host = hosts.setdefault(_host_key(config.uri), asyncio.Semaphore(per_host))
+        host = hosts.setdefault(config.host, asyncio.Semaphore(per_host))
         async with host, in_flight:
             try:
                 outcome = await run_check(config, env)
@@ -201,7 +204,7 @@ def crashed_outcome(config: CheckConfig, exc: BaseException) -> ProbeOutcome:
     details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     logger.error(
         "check of %s crashed with %s:\n%s",
-        _logged_url(config.uri),
+        config.target,
         type(exc).__name__,
         redactor_for(config.headers)(details),
     )
@@ -216,7 +219,7 @@ def outcome_to_json(outcome: ProbeOutcome) -> dict[str, Any]:
     """Return the ``mcpcheck --json`` shape of ``outcome`` (it never holds a header value)."""
     timings = outcome.timings
     return {
-        "status": "up" if outcome.status is Status.UP else "down",
+        "status": outcome.status.value,
         "kind": outcome.kind.value if outcome.kind is not None else None,
         "reason": outcome.reason,
         "server": {"name": outcome.server.name, "version": outcome.server.version}
@@ -230,6 +233,7 @@ def outcome_to_json(outcome: ProbeOutcome) -> dict[str, Any]:
         "tool_names": list(outcome.tool_names),
         "missing_tools": list(outcome.missing_tools),
         "transport": outcome.transport.value if outcome.transport is not None else None,
+        "details": dict(outcome.details),
         "timings": {
             "dns_ms": timings.dns_ms,
             "tcp_ms": timings.tcp_ms,
@@ -268,7 +272,32 @@ def finish_outcome(outcome: ProbeOutcome, redactor: Redactor) -> ProbeOutcome:
         signin_server=clean(outcome.signin_server) if outcome.signin_server else outcome.signin_server,
         tools=tuple(storable_tool(tool, clean) for tool in outcome.tools),
         missing_tools=tuple(clean(name) for name in outcome.missing_tools),
+        details=_cleaned(outcome.details, clean),
     )
+
+
+def _cleaned(value: Any, clean: Callable[[str], str]) -> Any:
+    """Return a JSON value with each text in it (keys included) passed through ``clean``."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, Mapping):
+        return {clean(str(key)): _cleaned(item, clean) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cleaned(item, clean) for item in value]
+    return value
+
+
+def _detail_texts(value: Any) -> Iterator[str]:
+    """Yield every text in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from _detail_texts(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _detail_texts(item)
 
 
 def _texts_of(outcome: ProbeOutcome) -> list[str]:
@@ -277,24 +306,9 @@ def _texts_of(outcome: ProbeOutcome) -> list[str]:
     if outcome.server is not None:
         texts += (outcome.server.name, outcome.server.version)
     texts += outcome.missing_tools
+    texts += _detail_texts(outcome.details)
     for tool in outcome.tools:
         texts.append(tool.name)
         texts += tool.required_inputs
         texts += (tool.description or "", tool.input_schema or "")
     return texts
-
-
-def _host_key(uri: str) -> str:
-    try:
-        return host_of(httpx.URL(uri))
-    except (httpx.InvalidURL, UnicodeError):
-        return uri
-
-
-def _logged_url(uri: str) -> str:
-    """Return scheme, host and path only: queries may carry tokens."""
-    try:
-        url = httpx.URL(uri)
-    except httpx.InvalidURL:
-        return "(an invalid URL)"
-    return str(url.copy_with(query=None, fragment=None))

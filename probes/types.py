@@ -6,8 +6,10 @@ Celery boundaries as data, and tests build them without a database.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class Status(StrEnum):
@@ -43,6 +45,26 @@ class FailureKind(StrEnum):
     REDIRECT_REFUSED = "redirect_refused"
     TOO_LARGE = "too_large"
     KEYWORD = "keyword"
+    # HTTP assertions (type 1): a status, header, body, JSON path or time assertion did not hold.
+    ASSERTION = "assertion"
+    # TLS certificates: expiring within the warning window (a degraded run), or unusable
+    # (expired, not yet valid, untrusted chain, wrong name: a down run).
+    CERTIFICATE_EXPIRING = "certificate_expiring"
+    CERTIFICATE = "certificate"
+    # Domain registrations (RDAP): expiring within the warning window, or expired.
+    DOMAIN_EXPIRING = "domain_expiring"
+    DOMAIN_EXPIRED = "domain_expired"
+    # TCP: the reply to the line sent did not match.
+    TCP_REPLY = "tcp_reply"
+    # DNS records: the answer lacks the expected values, or is not DNSSEC-validated.
+    DNS_ANSWER = "dns_answer"
+    # Ping: more packets lost than allowed (down), or round trips over the threshold (degraded).
+    PACKET_LOSS = "packet_loss"
+    SLOW_ROUND_TRIP = "slow_round_trip"
+    # Heartbeats: no ping by the grace's end, the job said it failed, or it ran too long.
+    HEARTBEAT_LATE = "heartbeat_late"
+    JOB_FAILED = "job_failed"
+    RUN_TOO_LONG = "run_too_long"
     # Uptimy can't run the check as stored: its settings no longer pass a rule tightened since
     # they were saved, or its header values can't be decrypted with the server's keys.
     CONFIG = "config"
@@ -122,7 +144,14 @@ class ToolInfo:
 
 @dataclass(frozen=True, slots=True)
 class ProbeOutcome:
-    """Report one check run; ``kind`` and ``reason`` are set exactly when status is DOWN."""
+    """Report one check run; ``kind`` and ``reason`` are set exactly when status is DOWN or DEGRADED.
+
+    A DEGRADED run reached its target and found something to warn about (a certificate that
+    expires soon, slow round trips): its region counts as up, and the rules make the check
+    degraded when the quorum of regions warns (``monitors.rules``). ``details`` holds what a
+    type found beyond the common fields, as JSON values (the certificate, a DNS answer, ping
+    figures); the API shows it as the result's ``details``.
+    """
 
     status: Status
     kind: FailureKind | None = None
@@ -144,6 +173,7 @@ class ProbeOutcome:
     missing_tools: tuple[str, ...] = ()
     transport: Transport | None = None
     warnings: tuple[str, ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def tool_names(self) -> tuple[str, ...]:

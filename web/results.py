@@ -79,6 +79,7 @@ class ResultView:
     timings: dict[str, float | None] = field(default_factory=dict)
     total_ms: float | None = None
     region: str = ""
+    details: tuple[tuple[str, str], ...] = ()
 
     @property
     def status_words(self) -> str:
@@ -147,7 +148,52 @@ def view_of_outcome(outcome: ProbeOutcome) -> ResultView:
             "ttfb": timings.ttfb_ms,
         },
         total_ms=timings.total_ms,
+        details=detail_rows(outcome.details),
     )
+
+
+# What a row of details shows at the most: a hostile answer has a column cap already, a page a smaller one.
+MAX_DETAIL_ROWS = 40
+MAX_DETAIL_TEXT = 500
+
+
+def detail_rows(details: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """Return a type's details as labelled rows: nested objects name their parent, lists are joined.
+
+    ``{"certificate": {"days_left": 3}}`` is the row ("Certificate: days left", "3"); the page
+    draws any type's details this way, so no type needs a template of its own.
+    """
+    rows: list[tuple[str, str]] = []
+
+    def add(label: str, value: Any) -> None:
+        if len(rows) >= MAX_DETAIL_ROWS:
+            return
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                add(f"{label}: {_words(str(key))}" if label else _words(str(key)).capitalize(), item)
+            return
+        rows.append((label, _shown(value)[:MAX_DETAIL_TEXT]))
+
+    add("", details)
+    return tuple(rows)
+
+
+def _words(key: str) -> str:
+    """Return a details key as words: ``days_left`` and ``daysLeft`` are "days left"."""
+    spaced = "".join(f" {char.lower()}" if char.isupper() else char for char in key)
+    return spaced.replace("_", " ").strip()
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{key}={_shown(item)}" for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_shown(item) for item in value)
+    return str(value)
 
 
 def view_of_result(
@@ -177,6 +223,7 @@ def view_of_result(
         timings={"dns": result.dns_ms, "tcp": result.tcp_ms, "tls": result.tls_ms, "ttfb": result.ttfb_ms},
         total_ms=result.total_ms,
         region=result.region.slug,
+        details=detail_rows(result.details or {}),
     )
 
 

@@ -458,6 +458,7 @@ class ProbeResultSerializer(serializers.ModelSerializer[ProbeResult]):
             "missing_tools",
             "timings",
             "in_maintenance",
+            "details",
         ]
 
     @extend_schema_field(OpenApiTypes.STR)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from monitors.errors import ConfigInvalid, ServiceError
@@ -25,6 +26,7 @@ from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
 from monitors.selectors import regions_allowed
 from monitors.services.audit import audit_record, healthcheck_snapshot
 from monitors.slots import first_slot_at_or_after, slot_offset_for
+from probes import netguard
 from probes.checks import CheckKind
 from probes.config import ConfigError
 from probes.connection import Origin, origin_of_uri
@@ -269,7 +271,7 @@ def healthcheck_trial_config(
     if healthcheck is not None and _same_origin(healthcheck.config.get("uri"), config.get("uri")):
         stored = decrypt_headers(healthcheck.secret_headers)
     api_config, headers = _prepared_config(check_type, config, stored)
-    return check_type.parse({**api_config, "headers": headers})
+    return check_type.parse({**api_config, "headers": headers} if "headers" in api_config else api_config)
 
 
 def healthcheck_delete(*, healthcheck: Healthcheck) -> None:
@@ -411,20 +413,54 @@ def _prepared_config(
     data = {**merge_into, **incoming} if merge_into is not None else dict(incoming)
     if "headers" in incoming:
         data["headers"] = _unmasked_headers(incoming["headers"], stored_headers)
-    else:
+    elif "headers" in check_type.schema.get("properties", {}):
         data["headers"] = dict(stored_headers)
     try:
         parsed = check_type.parse(data)
     except ConfigError as exc:
         raise ConfigInvalid({f"config.{key}": message for key, message in exc.errors.items()}) from None
     # Refused where a URL is written, not in the parser: a stored check saved before keeps running.
-    pasted_key = key_in_url_words(parsed.uri)
+    uri = getattr(parsed, "uri", None)
+    pasted_key = key_in_url_words(uri) if isinstance(uri, str) else None
     if pasted_key is not None:
         raise ConfigInvalid({"config.uri": pasted_key})
     api_config = check_type.to_api(parsed)
+    _refuse_private_literals(check_type, api_config)
+    if "headers" not in api_config:
+        return api_config, {}
     headers = api_config.pop("headers")
     api_config["headers"] = masked(headers)
     return api_config, headers
+
+
+def _refuse_private_literals(check_type: CheckKind[Any], api_config: Mapping[str, Any]) -> None:
+    """Refuse an IP literal that is not public in a field the check reaches (a host, a nameserver).
+
+    A name is judged when it is resolved, on every run (its answer may change); a literal can be
+    judged now, so a ping of 10.0.0.1 is a 400 naming the field rather than a check that is down
+    forever. ``UPTIMY_ALLOW_PRIVATE_TARGETS`` allows them, as it allows private targets at run time.
+    """
+    if settings.UPTIMY_ALLOW_PRIVATE_TARGETS:
+        return
+    for key in check_type.address_fields:
+        value = api_config.get(key)
+        address = literal_address(value) if isinstance(value, str) else None
+        why = netguard.address_problem(address) if address is not None else None
+        if why is not None:
+            raise ConfigInvalid(
+                {f"config.{key}": f"{address} is {why}; Uptimy only checks public addresses."}
+            )
+
+
+def literal_address(value: str) -> netguard.IPAddress | None:
+    """Return the IP literal ``value`` names ("192.0.2.1", "2001:db8::1", "192.0.2.1:53", "[::1]:53"), else None."""
+    address = netguard.parse_ip(value.strip())
+    if address is not None:
+        return address
+    host, colon, port = value.strip().rpartition(":")
+    if colon and port.isdigit():
+        return netguard.parse_ip(host.removeprefix("[").removesuffix("]"))
+    return None
 
 
 def _unmasked_headers(incoming: object, stored: Mapping[str, str]) -> object:

@@ -50,6 +50,7 @@ from monitors.rules import (
     RegionVote,
     cause_changed,
     cause_of,
+    failing_regions,
     holds_split,
     overall_verdict,
     region_verdict,
@@ -666,7 +667,7 @@ class _StateBook:
         )
         reasons = {
             slug: state.reason
-            for slug in verdict.failed_regions
+            for slug in failing_regions(verdict)
             if (state := self._state_at(check.id, self.regions.ids[slug])) is not None
         }
         cause = cause_of(verdict, missing, reasons)
@@ -919,4 +920,35 @@ def _result_row(
         "ttfb_ms": timings.ttfb_ms,
         "total_ms": timings.total_ms,
         "in_maintenance": in_maintenance,
+        "details": storable_details(outcome.details),
     }
+
+
+# A result's details are a few hundred bytes (a certificate, a DNS answer); the cap bounds a
+# hostile target's share of the table.
+MAX_DETAILS_BYTES = 16 * 1024
+
+
+def storable_details(details: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a check type's details as the column keeps them: texts storable, at most MAX_DETAILS_BYTES of JSON."""
+    if not details:
+        return {}
+    cleaned: dict[str, Any] = _storable_json(details)
+    size = len(json.dumps(cleaned, ensure_ascii=False, default=str).encode())
+    if size > MAX_DETAILS_BYTES:
+        return {"omitted": f"The details were {size} bytes, over the {MAX_DETAILS_BYTES // 1024} KiB kept"}
+    return cleaned
+
+
+def _storable_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable(value, MAX_REASON)
+    if isinstance(value, Mapping):
+        return {storable(str(key), 200): _storable_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable_json(item) for item in value]
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    return storable(str(value), MAX_REASON)

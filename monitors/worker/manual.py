@@ -40,7 +40,7 @@ from django.utils import timezone
 from monitors import services
 from monitors.models import Healthcheck, ProbeResult, RegionState
 from monitors.rules import RecheckPolicy, region_verdict
-from monitors.secrets import decrypt_headers
+from monitors.secrets import with_secret_headers
 from monitors.slots import slot_after
 from monitors.worker.execution import BatchItem, Enqueue, probe_env
 from monitors.worker.outbox import outbox_add
@@ -157,9 +157,7 @@ def _runnable_config(healthcheck: Healthcheck) -> CheckConfig:
     except ValueError as exc:
         raise RunRefused(f"This healthcheck can't run: {exc}") from None
     try:
-        config: CheckConfig = kind.parse(
-            {**healthcheck.config, "headers": decrypt_headers(healthcheck.secret_headers)}
-        )
+        config: CheckConfig = kind.parse(with_secret_headers(healthcheck.config, healthcheck.secret_headers))
     except ConfigError as exc:
         # Saved before a rule tightened: the messages name fields, never a header value.
         raise RunRefused(

@@ -5,7 +5,7 @@ schema and run function, ``register()`` its :class:`CheckKind`, and import it be
 """
 
 # The built-in types register themselves on import.
-from probes.checks import http, mcp
+from probes.checks import http, mcp, ping
 from probes.checks.registry import (
     CheckConfig,
     CheckKind,
@@ -28,6 +28,7 @@ __all__ = [
     "kind_of_config",
     "known_kinds_words",
     "mcp",
+    "ping",
     "register",
     "unregister",
 ]

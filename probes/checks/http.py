@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from probes.checks.form import FormField, Widget
 from probes.checks.registry import CheckKind, register
 from probes.config import (
     DEFAULT_TIMEOUT,
@@ -41,6 +42,8 @@ from probes.connection import (
     same_origin,
     shown_url,
     text_message,
+    uri_host,
+    uri_target,
 )
 from probes.types import FailureKind, Headers, ProbeOutcome, Status
 from probes.wire import Response, WireError
@@ -97,6 +100,14 @@ class HttpConfig:
     keyword_absent: bool = False
     follow_redirects: bool = True
     timeout: float = 10.0
+
+    @property
+    def target(self) -> str:
+        return uri_target(self.uri)
+
+    @property
+    def host(self) -> str:
+        return uri_host(self.uri)
 
 
 # --- config: parse, API shape, schema ------------------------------------------------------
@@ -225,6 +236,25 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "timeout": TIMEOUT_SCHEMA,
     },
 }
+
+
+FORM = (
+    FormField("uri", "uri", "URL", Widget.URL, placeholder="https://example.com/health", required=True),
+    FormField("method", "method", "Method", Widget.CHOICE, choices=HTTP_METHODS),
+    FormField(
+        "expectedStatus",
+        "expected_status",
+        "Expected status",
+        Widget.CODES,
+        help="Codes or ranges, comma-separated: 2xx, 301, 200-399.",
+        placeholder="2xx",
+    ),
+    FormField(
+        "keyword", "keyword", "Keyword", Widget.TEXT, help="The body must contain it; empty: not checked."
+    ),
+    FormField("headers", "headers", "Request headers", Widget.HEADERS),
+    FormField("timeout", "timeout", "Timeout (seconds)", Widget.NUMBER),
+)
 
 
 # --- the check -------------------------------------------------------------------------------
@@ -383,5 +413,6 @@ HTTP = register(
         to_api=http_config_to_api,
         schema=CONFIG_SCHEMA,
         run=check_http,
+        form=FORM,
     )
 )

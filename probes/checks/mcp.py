@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from probes.checks.form import FormField, Widget
 from probes.checks.registry import CheckKind, register
 from probes.config import (
     DEFAULT_TIMEOUT,
@@ -124,6 +125,28 @@ CONFIG_SCHEMA: dict[str, Any] = {
     },
 }
 
+FORM = (
+    FormField(
+        "uri",
+        "uri",
+        "Server URL",
+        Widget.URL,
+        placeholder="https://mcp.example.com/mcp",
+        required=True,
+        help="The MCP endpoint, Streamable HTTP or legacy SSE; it often ends in /mcp.",
+    ),
+    FormField("headers", "headers", "Request headers", Widget.HEADERS),
+    FormField(
+        "requiredTools",
+        "required_tools",
+        "Required tools",
+        Widget.LINES,
+        help="One tool name per line; the check is down naming the missing ones.",
+    ),
+    FormField("minTools", "min_tools", "At least this many tools", Widget.INTEGER),
+    FormField("timeout", "timeout", "Timeout (seconds)", Widget.NUMBER),
+)
+
 MCP = register(
     CheckKind(
         number=13,
@@ -134,5 +157,6 @@ MCP = register(
         to_api=mcp_config_to_api,
         schema=CONFIG_SCHEMA,
         run=check_mcp,
+        form=FORM,
     )
 )

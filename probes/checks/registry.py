@@ -1,10 +1,17 @@
 """Keep the check types: each registers one CheckKind, and everything else looks kinds up here.
 
 A check type is one module under ``probes/checks/`` that builds a :class:`CheckKind` (its
-number and name, its config parser, its API shape, its JSON schema and its run function) and
-passes it to :func:`register` once. The runner, the config validation of the API and the
-worker, the serializers and the OpenAPI schema read the registry, so adding a type touches
-no other file.
+number and name, its config parser, its API shape, its JSON schema, its form and its run
+function) and passes it to :func:`register` once. The runner, the config validation of the API
+and the worker, the serializers, the OpenAPI schema and the web app's form read the registry,
+so adding a type touches no other file.
+
+Two families share it. An *active* type is probed from regions: its ``run`` gets a
+:class:`~probes.connection.Connection`, which resolves and guards any host, opens TCP and TLS
+(``open_tcp``, ``start_tls``) and speaks HTTP (``send``), so a check of another protocol still
+goes through the one address guard and the one timing breakdown. A *passive* type (``run`` is
+None: a heartbeat the customer's job sends) is never probed; its verdict comes from what
+arrives and from the clock, and dispatch never claims it.
 """
 
 from __future__ import annotations
@@ -13,15 +20,25 @@ from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
+from probes.checks.form import FormField
 from probes.connection import Connection
 from probes.types import Headers, ProbeOutcome
 
 
 class CheckConfig(Protocol):
-    """Name what every check type's config has: the runner guards, times and scrubs by these."""
+    """Name what every check type's config has: the runner guards, times and scrubs by these.
+
+    ``target`` is what the check watches as people read it and logs show it (a URL without its
+    query, ``host:port``, a domain name); ``host`` is the host name whose concurrent checks a
+    batch caps ("" when there is none); ``headers`` are the config's secret values, encrypted at
+    rest and redacted from everything a target sends back (() for types without secrets).
+    """
 
     @property
-    def uri(self) -> str: ...
+    def target(self) -> str: ...
+
+    @property
+    def host(self) -> str: ...
 
     @property
     def headers(self) -> Headers: ...
@@ -64,10 +81,21 @@ class CheckKind(Generic[C]):
     parse: ParseConfig[C]
     to_api: ConfigToApi[C]
     schema: Mapping[str, Any]
-    run: RunCheck[C]
+    # None for a passive type, which nothing probes (see the module docstring).
+    run: RunCheck[C] | None
+    # The web app's form tab for the type, field by field (probes.checks.form).
+    form: tuple[FormField, ...] = ()
+    # Config keys holding a host or an address the check reaches: an IP literal there that is not
+    # public is refused when the check is saved (names are judged when resolved, on every run).
+    address_fields: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def active(self) -> bool:
+        """Return whether regions probe this type (a passive type's verdict comes from what arrives)."""
+        return self.run is not None
 
 
 class UnknownCheckKind(ValueError):
@@ -131,6 +159,11 @@ def kind_of_config(config: CheckConfig) -> CheckKind[Any]:
         return _BY_CONFIG[type(config)]
     except KeyError:
         raise UnknownCheckKind(f"{type(config).__name__} is no registered check type's config") from None
+
+
+def active_kind_numbers() -> frozenset[int]:
+    """Return the numbers of the types regions probe (what dispatch claims)."""
+    return frozenset(kind.number for kind in check_kinds() if kind.active)
 
 
 def known_kinds_words() -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from probes.connection import uri_host, uri_target
 from probes.types import Headers
 
 
@@ -21,6 +22,14 @@ class McpConfig:
     required_tools: tuple[str, ...] = ()
     min_tools: int = 0
     timeout: float = 10.0
+
+    @property
+    def target(self) -> str:
+        return uri_target(self.uri)
+
+    @property
+    def host(self) -> str:
+        return uri_host(self.uri)
 
     @property
     def has_key(self) -> bool:

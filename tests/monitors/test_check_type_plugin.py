@@ -14,7 +14,7 @@ import pytest
 
 from probes.checks import CheckKind, register, unregister
 from probes.config import ConfigError, config_fields, headers_field, timeout_field, uri_field
-from probes.connection import Connection
+from probes.connection import Connection, uri_host
 from probes.types import FailureKind, Headers, ProbeOutcome, Status
 
 URL = "/api/v1/healthchecks/"
@@ -27,6 +27,14 @@ class EchoConfig:
     word: str
     headers: Headers = ()
     timeout: float = 5.0
+
+    @property
+    def target(self) -> str:
+        return self.uri
+
+    @property
+    def host(self) -> str:
+        return uri_host(self.uri)
 
 
 def parse_echo(raw: object) -> EchoConfig:

@@ -770,6 +770,42 @@ def test_a_down_check_carries_its_cause(make):
     assert healthcheck.cause_since == NEXT + timedelta(seconds=2)
 
 
+def test_a_degraded_run_everywhere_degrades_the_check_with_the_warning_as_its_cause(make):
+    healthcheck = make(recheck_count=0)
+    record_everywhere(healthcheck, up())
+    expiring = ProbeOutcome(
+        status=Status.DEGRADED,
+        kind=FailureKind.CERTIFICATE_EXPIRING,
+        reason="Certificate expires in 3 days",
+        details={"certificate": {"serial": "0a1b", "days_left": 3}},
+    )
+
+    record_everywhere(healthcheck, expiring, slot=NEXT)
+
+    healthcheck.refresh_from_db()
+    assert (healthcheck.status, healthcheck.cause_kind, healthcheck.cause_reason) == (
+        "degraded",
+        "certificate_expiring",
+        "Certificate expires in 3 days",
+    )
+    latest = healthcheck.results.order_by("-slot").first()
+    assert latest is not None
+    assert (latest.status, latest.details) == (
+        "degraded",
+        {"certificate": {"serial": "0a1b", "days_left": 3}},
+    )
+
+
+def test_a_result_keeps_at_most_16_kib_of_details(make):
+    healthcheck = make(recheck_count=0)
+
+    record_everywhere(healthcheck, ProbeOutcome(status=Status.UP, details={"answer": ["x" * 1000] * 40}))
+
+    latest = healthcheck.results.first()
+    assert latest is not None
+    assert latest.details["omitted"].startswith("The details were ")
+
+
 def test_a_status_change_carries_the_cause_it_was_decided_with(make):
     healthcheck = make(recheck_count=0)
     record_everywhere(healthcheck, up())

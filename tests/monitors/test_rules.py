@@ -34,6 +34,12 @@ def down(kind: str | None = "timeout", *, ago: float = 30) -> RegionVote:
     return RegionVote(DOWN, NOW - timedelta(seconds=ago), kind=kind, reason="timed out after 10 s")
 
 
+def warns(kind: str = "certificate_expiring", *, ago: float = 30) -> RegionVote:
+    return RegionVote(
+        UP, NOW - timedelta(seconds=ago), response_ms=100.0, kind=kind, reason="expires in 3 days"
+    )
+
+
 def pending() -> RegionVote:
     return RegionVote(PENDING, None)
 
@@ -53,6 +59,9 @@ def regions(*states: RegionVote) -> dict[str, RegionVote]:
         (DOWN, UP, 0, 2, RegionVerdict(UP, False)),
         (PENDING, UP, 0, 2, RegionVerdict(UP, False)),
         (UP, UP, 2, 2, RegionVerdict(UP, False)),
+        # A degraded run (answered, with a warning) is a success for its region.
+        (UP, DEGRADED, 0, 2, RegionVerdict(UP, False)),
+        (DOWN, DEGRADED, 0, 2, RegionVerdict(UP, False)),
         # A first failure is rechecked from any state that is not down ...
         (UP, DOWN, 0, 2, RegionVerdict(None, True)),
         (PENDING, DOWN, 0, 2, RegionVerdict(None, True)),
@@ -81,9 +90,8 @@ def test_region_verdict(previous, outcome, attempt, count, expected):
 @pytest.mark.parametrize(
     ("outcome", "attempt", "message"),
     [
-        (DEGRADED, 0, "a check run is up or down"),
-        (PENDING, 0, "a check run is up or down"),
-        (PAUSED, 0, "a check run is up or down"),
+        (PENDING, 0, "a check run is up, degraded or down"),
+        (PAUSED, 0, "a check run is up, degraded or down"),
         (UP, -1, "attempt must be 0 or more"),
         (DOWN, -1, "attempt must be 0 or more"),
     ],
@@ -539,3 +547,44 @@ def test_rollup_figures(samples, runs, failures, degraded, uptime, p50, p95):
 def test_rollup_figures_refuses_statuses_a_run_cannot_have(status):
     with pytest.raises(ValueError, match="up, degraded or down"):
         rollup_figures([(UP, 1.0), (status, 1.0)])
+
+
+# --- Warnings: degraded runs ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("states", "status", "warned", "reason"),
+    [
+        # Every region warns: degraded, naming the warning's kind.
+        (
+            regions(warns(), warns(), warns()),
+            DEGRADED,
+            {
+                "ap-south": "certificate_expiring",
+                "eu-west": "certificate_expiring",
+                "us-east": "certificate_expiring",
+            },
+            "Warning in 3 of 3 regions: ap-south, eu-west, us-east (certificate_expiring)",
+        ),
+        # The quorum (2 of 3) warns: degraded.
+        (
+            regions(warns(), warns(), up()),
+            DEGRADED,
+            {"eu-west": "certificate_expiring", "us-east": "certificate_expiring"},
+            "Warning in 2 of 3 regions: eu-west, us-east (certificate_expiring)",
+        ),
+        # One region of three warns: below the quorum, up (and the warning region is still named).
+        (regions(warns(), up(), up()), UP, {"eu-west": "certificate_expiring"}, "Up in 3 regions"),
+        # A down quorum outranks warnings.
+        (
+            regions(down(), down(), warns()),
+            DOWN,
+            {"ap-south": "certificate_expiring"},
+            "Down in eu-west, us-east (timeout)",
+        ),
+    ],
+)
+def test_warning_regions_degrade_the_check_at_the_quorum(states, status, warned, reason):
+    verdict = overall_verdict(regions=states, policy=HealthPolicy(), paused=False, now=NOW)
+
+    assert (verdict.status, verdict.warned_regions, verdict.reason) == (status, warned, reason)

@@ -180,6 +180,17 @@ def test_a_cause_degraded_by_slowness_alone_says_so_in_the_verdict_s_words():
     assert cause == Cause("slow", "Slow in 2 of 3 regions (over 500 ms)", {}, ())
 
 
+def test_a_cause_degraded_by_warnings_alone_is_the_warning_regions_own():
+    warned = {"a": "certificate_expiring", "b": "certificate_expiring"}
+    degraded = Verdict(DEGRADED, {}, (), "Warning in 2 of 2 regions", warned_regions=warned)
+
+    cause = cause_of(
+        degraded, (), {"a": "Certificate expires in 3 days", "b": "Certificate expires in 3 days"}
+    )
+
+    assert cause == Cause("certificate_expiring", "Certificate expires in 3 days", warned, ())
+
+
 @pytest.mark.parametrize("status", [UP, PENDING, Status.PAUSED])
 def test_only_a_failing_verdict_has_a_cause(status):
     assert cause_of(verdict(status, {}), ()) is None

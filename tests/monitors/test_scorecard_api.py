@@ -104,7 +104,7 @@ def test_a_check_of_another_type_has_no_scorecard_and_the_answer_says_so(client,
     answer = client.get(scorecard_url(site))
 
     assert answer.status_code == 404
-    assert answer.json()["detail"].startswith("Only MCP healthchecks have a scorecard; this one is")
+    assert answer.json()["detail"] == "Only MCP healthchecks have a scorecard, not HTTP checks."
 
 
 def test_the_schema_documents_the_scorecard(client):

@@ -61,6 +61,7 @@ def test_outcome_to_json_has_the_documented_shape():
         "tool_names": ["a", "b"],
         "missing_tools": [],
         "transport": "streamable-http",
+        "details": {},
         "timings": {"dns_ms": 1.0, "tcp_ms": 2.0, "tls_ms": 3.0, "ttfb_ms": 4.0, "total_ms": 10.0},
     }
 

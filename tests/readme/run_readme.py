@@ -41,6 +41,10 @@ from pathlib import Path
 from typing import IO
 
 ROOT = Path(__file__).resolve().parents[2]
+# The fence parser the docs examples test shares (tests/markdown_blocks.py, standard library only).
+sys.path.insert(0, str(ROOT / "tests"))
+from markdown_blocks import marked_blocks  # noqa: E402
+
 README = ROOT / "README.md"
 MARKER = "<!-- checked by tests/readme/run_readme.py"
 README_ADDRESS = "127.0.0.1:8000"
@@ -85,16 +89,9 @@ def readme_steps(text: str) -> list[Step]:
     """
     lines = text.splitlines()
     steps: list[Step] = []
-    for index, line in enumerate(lines):
-        if not line.startswith(MARKER):
-            continue
-        if not lines[index + 1 : index + 2] or not lines[index + 1].startswith("```"):
-            raise ValueError(f"README.md:{index + 1}: the marker is not followed by a fenced block")
-        end = next((i for i in range(index + 2, len(lines)) if lines[i].startswith("```")), None)
-        if end is None:
-            raise ValueError(f"README.md:{index + 2}: the marked block is never closed")
+    for _, block in marked_blocks(lines, lambda line: line.startswith(MARKER), "README.md"):
         pending: list[tuple[int, str]] = []
-        for number in range(index + 2, end):
+        for number in range(block.start + 1, block.end):
             if lines[number].split("#", 1)[0].split() == ["make", "run"]:
                 steps += _script(pending)
                 steps.append(Step(number + 1, lines[number], serves=True))

@@ -343,6 +343,18 @@ def test_the_healthcheck_page_names_the_mcp_result_fields(owner, org, make_check
         assert value in page
 
 
+def test_the_healthcheck_page_shows_a_result_s_details_as_labelled_rows(owner, org, make_check):
+    healthcheck = make_check(org)
+    details = {"certificate": {"days_left": 3, "sans": ["a.example", "<b>.example"]}, "chainValid": True}
+    _result(healthcheck, status="degraded", kind="certificate_expiring", details=details)
+
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+
+    assert "<dt>Certificate: days left</dt><dd>3</dd>" in page
+    assert "<dt>Certificate: sans</dt><dd>a.example, &lt;b&gt;.example</dd>" in page
+    assert "<dt>Chain valid</dt><dd>yes</dd>" in page
+
+
 def test_the_healthcheck_page_lists_each_tool_with_its_description(owner, org, make_check):
     healthcheck = make_check(org)
     tools = [{"name": "search_docs", "required_inputs": ["q"]}]

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from monitors.management.header_options import EXIT_USAGE, headers_of
 from monitors.worker.execution import probe_env
 from probes.checks.mcp import McpConfig, parse_mcp_config
 from probes.config import ConfigError
@@ -16,7 +17,6 @@ from probes.types import FailureKind, ProbeOutcome, Status
 
 # Exit codes: 0 up, 1 down, 2 a usage or config error (argparse's own code for bad usage).
 EXIT_DOWN = 1
-EXIT_USAGE = 2
 
 
 class Command(BaseCommand):
@@ -68,16 +68,7 @@ class Command(BaseCommand):
             sys.exit(EXIT_DOWN)
 
     def _config(self, options: dict[str, Any]) -> McpConfig:
-        headers: dict[str, str] = {}
-        for raw in options["headers"]:
-            name, colon, value = raw.partition(":")
-            name = name.strip()
-            if not colon or not name:
-                # Only the part before the colon may be shown: the rest could be a secret.
-                raise CommandError('--header: write it as "Name: value"', returncode=EXIT_USAGE)
-            if name.lower() in (known.lower() for known in headers):
-                raise CommandError(f"--header: {name} is given twice", returncode=EXIT_USAGE)
-            headers[name] = value.strip()
+        headers = headers_of(options["headers"])
         raw_config: dict[str, Any] = {
             "uri": options["url"],
             "headers": headers,
