@@ -62,9 +62,11 @@ from monitors.selectors import BoundWindow, bound_window, downtime_bounds, maint
 from monitors.services.bulk import insert_rows, update_rows
 
 # The caps moved to their own module; their names stay importable from here.
+from monitors.services.result_capping import MAX_DETAILS_BYTES as MAX_DETAILS_BYTES
 from monitors.services.result_capping import MAX_REASON as MAX_REASON
 from monitors.services.result_capping import MAX_REQUIRED_INPUTS as MAX_REQUIRED_INPUTS
 from monitors.services.result_capping import MAX_WARNINGS as MAX_WARNINGS
+from monitors.services.result_capping import storable_details as storable_details
 from monitors.services.result_capping import storable_outcome as storable_outcome
 from probes.types import FailureKind, ProbeOutcome, Status, Timings, ToolInfo
 
@@ -922,33 +924,3 @@ def _result_row(
         "in_maintenance": in_maintenance,
         "details": storable_details(outcome.details),
     }
-
-
-# A result's details are a few hundred bytes (a certificate, a DNS answer); the cap bounds a
-# hostile target's share of the table.
-MAX_DETAILS_BYTES = 16 * 1024
-
-
-def storable_details(details: Mapping[str, Any]) -> dict[str, Any]:
-    """Return a check type's details as the column keeps them: texts storable, at most MAX_DETAILS_BYTES of JSON."""
-    if not details:
-        return {}
-    cleaned: dict[str, Any] = _storable_json(details)
-    size = len(json.dumps(cleaned, ensure_ascii=False, default=str).encode())
-    if size > MAX_DETAILS_BYTES:
-        return {"omitted": f"The details were {size} bytes, over the {MAX_DETAILS_BYTES // 1024} KiB kept"}
-    return cleaned
-
-
-def _storable_json(value: Any) -> Any:
-    if isinstance(value, str):
-        return storable(value, MAX_REASON)
-    if isinstance(value, Mapping):
-        return {storable(str(key), 200): _storable_json(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_storable_json(item) for item in value]
-    if value is None or isinstance(value, bool | int):
-        return value
-    if isinstance(value, float):
-        return value if value == value and abs(value) != float("inf") else None
-    return storable(str(value), MAX_REASON)

@@ -1,6 +1,7 @@
 """Cap what a result stores: every string a target sent made storable and cut to its column.
 
-The recorder (``monitors.services.recording``) stores each outcome through :func:`storable_outcome`,
+The recorder (``monitors.services.recording``) stores each outcome through :func:`storable_outcome`
+(a check type's details through :func:`storable_details`),
 as do the API's trial runs; the caps are read from the models' columns, so a migration that
 widens one widens what is kept.
 """
@@ -8,7 +9,9 @@ widens one widens what is kept.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django.db import models
 
@@ -161,3 +164,33 @@ def _fits(outcome: ProbeOutcome, names: list[str], inputs: list[str]) -> bool:
 def _names_fit(names: Sequence[str]) -> bool:
     # Their total within the cap settles it for a typical list without a look at each name.
     return sum(map(len, names)) <= MAX_TOOL_NAME or max(map(len, names)) <= MAX_TOOL_NAME
+
+
+# A result's details are a few hundred bytes (a certificate, a DNS answer); the cap bounds a
+# hostile target's share of the table.
+MAX_DETAILS_BYTES = 16 * 1024
+
+
+def storable_details(details: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a check type's details as the column keeps them: texts storable, at most MAX_DETAILS_BYTES of JSON."""
+    if not details:
+        return {}
+    cleaned: dict[str, Any] = _storable_json(details)
+    size = len(json.dumps(cleaned, ensure_ascii=False, default=str).encode())
+    if size > MAX_DETAILS_BYTES:
+        return {"omitted": f"The details were {size} bytes, over the {MAX_DETAILS_BYTES // 1024} KiB kept"}
+    return cleaned
+
+
+def _storable_json(value: Any) -> Any:
+    if isinstance(value, str):
+        return storable(value, MAX_REASON)
+    if isinstance(value, Mapping):
+        return {storable(str(key), 200): _storable_json(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_storable_json(item) for item in value]
+    if value is None or isinstance(value, bool | int):
+        return value
+    if isinstance(value, float):
+        return value if value == value and abs(value) != float("inf") else None
+    return storable(str(value), MAX_REASON)
