@@ -22,15 +22,12 @@ from directory import probing
 from directory.github import GitHubClient
 from directory.registry import RegistryClient
 from directory.robots import RobotsCache, fetch_robots
-from directory.services import (
-    LicenceReport,
-    SyncReport,
-    licences_look_up,
+from directory.services import LicenceReport, SyncReport, licences_look_up, registry_sync
+from directory.services_probing import (
     listing_probes_claim,
     listing_probes_prune,
     listing_probes_record,
     listing_probes_return,
-    registry_sync,
 )
 from probes import __version__
 from probes.runner import ProbeEnv

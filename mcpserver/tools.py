@@ -195,16 +195,8 @@ def _default_name(url: object) -> str:
 
 
 def _create(organization: Organization, changes: Mapping[str, Any], *, now: Any) -> Healthcheck:
-    return services.healthcheck_create(
-        organization=organization,
-        name=changes["name"],
-        check_type=changes["check_type"],
-        config=changes["config"],
-        interval_seconds=changes.get("interval_seconds"),
-        region_slugs=changes.get("region_slugs"),
-        now=now,
-        first_run=True,
-    )
+    # An entry sets no tags, pause or rules (``_validated``): the API's create with its defaults.
+    return services.healthcheck_create_from(organization=organization, changes=changes, now=now)
 
 
 def _service_words(exc: ServiceError) -> str:

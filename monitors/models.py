@@ -392,7 +392,7 @@ class ProbeResult(models.Model):
         return f"{self.healthcheck_id}@{self.region_id} {self.slot:%Y-%m-%d %H:%M:%S}#{self.attempt}: {self.status}"
 
 
-# What is kept of a target's tool list (monitors.services.recording.storable_outcome): at most
+# What is kept of a target's tool list (monitors.services.result_capping.storable_outcome): at most
 # this many tools, names cut to the length MCP recommends (1–128 characters).
 MAX_STORED_TOOLS = 10_000
 MAX_TOOL_NAME = 128

@@ -44,3 +44,8 @@ def epoch_sql(column: str, vendor: str) -> str:
 def from_epoch(seconds: float) -> datetime:
     """Return the aware UTC datetime of float seconds since the epoch, to the microsecond."""
     return datetime.fromtimestamp(seconds, UTC)
+
+
+def iso_or_none(moment: datetime | None) -> str | None:
+    """Return ``moment`` in ISO 8601, None for no moment (a snapshot's or a notice's optional time)."""
+    return moment.isoformat() if moment is not None else None

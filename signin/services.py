@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 from oauth2_provider.generators import generate_client_secret
 from oauth2_provider.models import get_access_token_model, get_application_model, get_refresh_token_model
@@ -236,20 +237,21 @@ def issued_tokens_revoke(*, access_token_id: int | None, token_family: Any, appl
 
 def _issued_to(access_token_id: int | None, token_family: Any) -> tuple[int | None, int | None]:
     """Return the organization and user an exchange's tokens were for, read before they are revoked."""
+    lookups: list[QuerySet[Any, tuple[int, int]]] = []
     if access_token_id is not None:
-        found = (
-            AccessTokenOrganization.objects.filter(access_token_id=access_token_id)
-            .values_list("organization_id", "access_token__user_id")
-            .first()
+        lookups.append(
+            AccessTokenOrganization.objects.filter(access_token_id=access_token_id).values_list(
+                "organization_id", "access_token__user_id"
+            )
         )
-        if found is not None:
-            return found
     if token_family is not None:
-        found = (
-            RefreshTokenOrganization.objects.filter(refresh_token__token_family=token_family)
-            .values_list("organization_id", "refresh_token__user_id")
-            .first()
+        lookups.append(
+            RefreshTokenOrganization.objects.filter(refresh_token__token_family=token_family).values_list(
+                "organization_id", "refresh_token__user_id"
+            )
         )
+    for lookup in lookups:  # lazy: the refresh tokens are read only when the access token's row is missing
+        found = lookup.first()
         if found is not None:
             return found
     return None, None

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse
@@ -23,8 +25,10 @@ from monitors.secrets import SecretUnreadable
 from web import alert_policy_form, channel_form
 from web import selectors as web_selectors
 from web.access import Seat, member_view
-from web.api_errors import saved
 from web.confirm import confirm_delete
+from web.form_pages import form_page, form_view
+
+T = TypeVar("T")
 
 # --- settings: alert channels ----------------------------------------------------------------------
 
@@ -170,6 +174,17 @@ def channel_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRespon
 CHANNEL_UNREADABLE = "The channel's config can't be decrypted; an operator must restore UPTIMY_SECRETS_KEY."
 
 
+def _said_if_refused(request: HttpRequest, act: Callable[[], T]) -> T | None:
+    """Return what ``act`` returned; a refusal or an unreadable config is said as an error message instead (None)."""
+    try:
+        return act()
+    except ServiceError as refused:
+        messages.error(request, refused.message)
+    except SecretUnreadable:
+        messages.error(request, CHANNEL_UNREADABLE)
+    return None
+
+
 def _parsed_time(value: object) -> datetime | None:
     """Return the API's ISO timestamp as a datetime for the template, None when there is none."""
     return parse_datetime(value) if isinstance(value, str) else None
@@ -180,13 +195,10 @@ def _parsed_time(value: object) -> datetime | None:
 def channel_rotate_secret(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Give a webhook a new signing secret as ``POST /api/v1/channels/{id}/rotate-secret/`` does; show it once."""
     channel = _channel(seat, public_id)
-    try:
-        secret = alert_services.channel_rotate_secret(channel=channel, now=timezone.now())
-    except ServiceError as refused:
-        messages.error(request, refused.message)
-    except SecretUnreadable:
-        messages.error(request, CHANNEL_UNREADABLE)
-    else:
+    secret = _said_if_refused(
+        request, lambda: alert_services.channel_rotate_secret(channel=channel, now=timezone.now())
+    )
+    if secret is not None:
         shown = ChannelSerializer(channel).data["config"]
         return _channel_edit_page(
             request, seat, channel, channel_form.form_of(channel, shown), rotated=secret
@@ -199,13 +211,10 @@ def channel_rotate_secret(request: HttpRequest, seat: Seat, public_id: str) -> H
 def channel_test(request: HttpRequest, seat: Seat, public_id: str) -> HttpResponse:
     """Send the channel a test alert now and say how it went."""
     channel = _channel(seat, public_id)
-    try:
-        attempt = alert_services.channel_test(channel=channel, now=timezone.now())
-    except ServiceError as refused:
-        messages.error(request, refused.message)
-    except SecretUnreadable:
-        messages.error(request, CHANNEL_UNREADABLE)
-    else:
+    attempt = _said_if_refused(
+        request, lambda: alert_services.channel_test(channel=channel, now=timezone.now())
+    )
+    if attempt is not None:
         if attempt.ok:
             messages.success(request, f"Sent {channel.name} a test alert; it arrived.")
         else:
@@ -241,32 +250,31 @@ def _alert_policy_page(
     status: int = 200,
 ) -> HttpResponse:
     found = web_selectors.alert_policy_page(organization=seat.organization)
-    context = {
-        "seat": seat,
-        "policy": found.policy,
-        "channels": found.channels,
-        "values": values or alert_policy_form.values_of(found.policy, found.channels),
-        "errors": errors or {},
-        "no_policy": NO_DEFAULT_POLICY,
-    }
-    return render(request, "web/settings/alert_policy.html", context, status=status)
+    return form_page(
+        request,
+        "web/settings/alert_policy.html",
+        seat,
+        values=values or alert_policy_form.values_of(found.policy, found.channels),
+        errors=errors,
+        status=status,
+        policy=found.policy,
+        channels=found.channels,
+        no_policy=NO_DEFAULT_POLICY,
+    )
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @member_view()
 def alert_policy(request: HttpRequest, seat: Seat) -> HttpResponse:
     """Show the organization's default alert policy; set it as ``PUT /api/v1/alert-policies/default/`` does."""
-    if request.method != "POST":
-        return _alert_policy_page(request, seat)
-    values = alert_policy_form.typed(request.POST)
-    serializer = AlertPolicySerializer(data=alert_policy_form.api_body(values))
-    _, errors = saved(
-        serializer,
-        lambda: alert_services.alert_policy_put(
-            organization=seat.organization, healthcheck=None, **serializer.to_service_changes()
+    return form_view(
+        request,
+        alert_policy_form,
+        AlertPolicySerializer,
+        page=partial(_alert_policy_page, request, seat),
+        save=lambda valid: alert_services.alert_policy_put(
+            organization=seat.organization, healthcheck=None, **valid.to_service_changes()
         ),
+        done="Saved the default alert policy.",
+        to="web:alert-policy",
     )
-    if errors:
-        return _alert_policy_page(request, seat, values, errors, status=400)
-    messages.success(request, "Saved the default alert policy.")
-    return redirect("web:alert-policy")

@@ -32,7 +32,7 @@ from statuspages.render.chart import response_time_svg
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import Seat, member_view
-from web.api_errors import saved
+from web.form_pages import form_page, form_saved
 from web.next_url import safe_next
 from web.results import ResultView, view_of_outcome
 
@@ -103,17 +103,8 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
         # The check and who hears of it are saved together: a refused channel saves neither.
         with transaction.atomic():
             if healthcheck is None:
-                healthcheck = services.healthcheck_create(
-                    organization=seat.organization,
-                    name=changes["name"],
-                    check_type=changes["check_type"],
-                    config=changes["config"],
-                    interval_seconds=changes.get("interval_seconds"),
-                    region_slugs=changes.get("region_slugs"),
-                    tags=changes.get("tags", ()),
-                    rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
-                    now=now,
-                    first_run=True,
+                healthcheck = services.healthcheck_create_from(
+                    organization=seat.organization, changes=changes, now=now
                 )
                 saved = f"Created {healthcheck.name}; its first check is running in every region."
             else:
@@ -277,15 +268,17 @@ def _listing_page(
     listing = selectors.listing_of(healthcheck=healthcheck)
     if values is None:
         values = {field: getattr(listing, field) if listing else "" for field in listings.LISTING_FIELDS}
-    context = {
-        "seat": seat,
-        "hc": healthcheck,
-        "listing": listing,
-        "quote_status": quote_state(listing) if listing else None,
-        "values": values,
-        "errors": errors or {},
-    }
-    return render(request, "web/healthchecks/listing.html", context, status=status)
+    return form_page(
+        request,
+        "web/healthchecks/listing.html",
+        seat,
+        values=values,
+        errors=errors,
+        status=status,
+        hc=healthcheck,
+        listing=listing,
+        quote_status=quote_state(listing) if listing else None,
+    )
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -303,18 +296,17 @@ def healthcheck_listing(request: HttpRequest, seat: Seat, public_id: str) -> Htt
         return redirect("web:healthcheck", public_id=healthcheck.public_id)
     values = {field: str(request.POST.get(field, "")) for field in listings.LISTING_FIELDS}
     serializer = HealthcheckListingSerializer(data=values)
-    _, errors = saved(
+    return form_saved(
+        request,
         serializer,
         lambda: services.listing_set(
             healthcheck=healthcheck, data=serializer.validated_data, now=timezone.now()
         ),
+        again=lambda errors: _listing_page(request, seat, healthcheck, values, errors, status=400),
+        done="Saved the listing; Uptimy fetches the pricing page within minutes, then daily.",
+        to="web:healthcheck",
+        public_id=healthcheck.public_id,
     )
-    if errors:
-        return _listing_page(request, seat, healthcheck, values, errors, status=400)
-    messages.success(
-        request, "Saved the listing; Uptimy fetches the pricing page within minutes, then daily."
-    )
-    return redirect("web:healthcheck", public_id=healthcheck.public_id)
 
 
 @require_POST

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 from django.contrib import messages
@@ -22,8 +23,8 @@ from reports import services as report_services
 from reports.api.views import ReportSettingsSerializer
 from web import maintenance_form
 from web.access import Seat, member_view
-from web.api_errors import saved
 from web.confirm import confirm_delete
+from web.form_pages import form_page, form_saved, form_view
 from web.forms import ApiKeyForm
 
 # --- settings: maintenance windows -----------------------------------------------------------------
@@ -58,34 +59,33 @@ def _maintenance_page(
                 "tags": sorted(tag.name for tag in window.tag_rows.all()),
             }
         )
-    context = {
-        "seat": seat,
-        "windows": windows,
-        "values": values or {"timezone": "UTC", "healthchecks": []},
-        "errors": errors or {},
-        "healthchecks": healthchecks,
-    }
-    return render(request, "web/settings/maintenance.html", context, status=status)
+    return form_page(
+        request,
+        "web/settings/maintenance.html",
+        seat,
+        values=values or {"timezone": "UTC", "healthchecks": []},
+        errors=errors,
+        status=status,
+        windows=windows,
+        healthchecks=healthchecks,
+    )
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @member_view()
 def maintenance(request: HttpRequest, seat: Seat) -> HttpResponse:
     """List the organization's maintenance windows; add a one-off or recurring one (the API's checks)."""
-    if request.method != "POST":
-        return _maintenance_page(request, seat)
-    values = maintenance_form.typed(request.POST)
-    serializer = MaintenanceWindowSerializer(data=maintenance_form.api_body(values))
-    window, errors = saved(
-        serializer,
-        lambda: services.maintenance_window_create(
-            organization=seat.organization, **serializer.to_service_changes()
+    return form_view(
+        request,
+        maintenance_form,
+        MaintenanceWindowSerializer,
+        page=partial(_maintenance_page, request, seat),
+        save=lambda valid: services.maintenance_window_create(
+            organization=seat.organization, **valid.to_service_changes()
         ),
+        done=lambda window: f"Added the maintenance window {window.name}.",
+        to="web:maintenance",
     )
-    if window is None:
-        return _maintenance_page(request, seat, values, errors, status=400)
-    messages.success(request, f"Added the maintenance window {window.name}.")
-    return redirect("web:maintenance")
 
 
 def _window(seat: Seat, public_id: str) -> MaintenanceWindow:
@@ -103,18 +103,20 @@ def _maintenance_edit_page(
     values: dict[str, Any],
     errors: dict[str, list[str]] | None = None,
 ) -> HttpResponse:
-    context = {
-        "seat": seat,
-        "window": window,
-        "values": values,
-        "errors": errors or {},
-        "healthchecks": list(
+    return form_page(
+        request,
+        "web/settings/maintenance_edit.html",
+        seat,
+        values=values,
+        errors=errors,
+        status=400 if errors else 200,
+        window=window,
+        healthchecks=list(
             selectors.healthchecks_of(organization=seat.organization)
             .order_by("name")
             .values_list("public_id", "name")
         ),
-    }
-    return render(request, "web/settings/maintenance_edit.html", context, status=400 if errors else 200)
+    )
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -126,16 +128,16 @@ def maintenance_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
         return _maintenance_edit_page(request, seat, window, maintenance_form.values_of(window))
     values = maintenance_form.typed(request.POST)
     serializer = MaintenanceWindowSerializer(window, data=maintenance_form.edit_body(values, window))
-    _, errors = saved(
+    return form_saved(
+        request,
         serializer,
         lambda: services.maintenance_window_update(
             window=window, changes=serializer.to_service_changes(), partial=False
         ),
+        again=lambda errors: _maintenance_edit_page(request, seat, window, values, errors),
+        done=f"Saved the maintenance window {window.name}.",
+        to="web:maintenance",
     )
-    if errors:
-        return _maintenance_edit_page(request, seat, window, values, errors)
-    messages.success(request, f"Saved the maintenance window {window.name}.")
-    return redirect("web:maintenance")
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -168,14 +170,16 @@ def _reports_page(
     **typed: str,
 ) -> HttpResponse:
     found = report_selectors.report_settings_of(organization=seat.organization)
-    context = {
-        "seat": seat,
-        "values": {"sla_target": f"{found.sla_target:.3f}", "time_zone": found.time_zone, **typed},
-        "errors": errors or {},
-        "is_owner": seat.role == Membership.Role.OWNER,
-        "opted_in": report_selectors.monthly_report_opted_in(membership=seat.membership),
-    }
-    return render(request, "web/settings/reports.html", context, status=status)
+    return form_page(
+        request,
+        "web/settings/reports.html",
+        seat,
+        values={"sla_target": f"{found.sla_target:.3f}", "time_zone": found.time_zone, **typed},
+        errors=errors,
+        status=status,
+        is_owner=seat.role == Membership.Role.OWNER,
+        opted_in=report_selectors.monthly_report_opted_in(membership=seat.membership),
+    )
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -186,16 +190,16 @@ def report_settings(request: HttpRequest, seat: Seat) -> HttpResponse:
         return _reports_page(request, seat)
     typed = {key: request.POST.get(key, "").strip() for key in ("sla_target", "time_zone")}
     serializer = ReportSettingsSerializer(data={key: value for key, value in typed.items() if value})
-    _, errors = saved(
+    return form_saved(
+        request,
         serializer,
         lambda: report_services.report_settings_update(
             organization=seat.organization, **serializer.validated_data
         ),
+        again=lambda errors: _reports_page(request, seat, errors, status=400, **typed),
+        done="Saved the report settings.",
+        to="web:reports",
     )
-    if errors:
-        return _reports_page(request, seat, errors, status=400, **typed)
-    messages.success(request, "Saved the report settings.")
-    return redirect("web:reports")
 
 
 @require_POST

@@ -94,18 +94,8 @@ class HealthcheckViewSet(
         serializer = self._serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         changes = serializer.to_service_changes()
-        healthcheck = services.healthcheck_create(
-            organization=self.organization,
-            name=changes["name"],
-            check_type=changes["check_type"],
-            config=changes["config"],
-            interval_seconds=changes.get("interval_seconds"),
-            region_slugs=changes.get("region_slugs"),
-            tags=changes.get("tags", ()),
-            paused=changes.get("paused", False),
-            rules={field: changes[field] for field in services.RULE_FIELDS if field in changes},
-            now=timezone.now(),
-            first_run=True,
+        healthcheck = services.healthcheck_create_from(
+            organization=self.organization, changes=changes, now=timezone.now()
         )
         return Response(self._shown(healthcheck), status=status.HTTP_201_CREATED)
 

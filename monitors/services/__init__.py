@@ -1,7 +1,8 @@
 """Every write of the monitors app, by domain; keyword-only functions named <entity>_<action>.
 
 Callers import from here (``monitors.services.outcomes_record``); the modules split the
-writes by what they touch: tenancy, healthchecks, recording outcomes, rollups.
+writes by what they touch: tenancy, healthchecks, recording outcomes (what a result stores is
+capped in ``result_capping``), rollups.
 """
 
 from monitors.services.audit import audit_prune, audit_record
@@ -10,6 +11,7 @@ from monitors.services.healthchecks import (
     HealthcheckUpdated,
     Notice,
     healthcheck_create,
+    healthcheck_create_from,
     healthcheck_delete,
     healthcheck_pause,
     healthcheck_resume,
@@ -45,9 +47,9 @@ from monitors.services.recording import (
     outcomes_record,
     result_unsaved,
     stale_after,
-    storable_outcome,
     verdicts_settle,
 )
+from monitors.services.result_capping import storable_outcome
 from monitors.services.rollups import results_prune, rollups_refresh
 from monitors.services.signins import (
     SIGN_IN_SEEN_INTERVAL,
@@ -95,6 +97,7 @@ __all__ = [
     "demo_bootstrap",
     "hash_api_key",
     "healthcheck_create",
+    "healthcheck_create_from",
     "healthcheck_delete",
     "healthcheck_pause",
     "healthcheck_resume",

@@ -13,6 +13,7 @@ from django.utils import timezone
 from monitors.audit import Actor, current_actor
 from monitors.models import ApiKey, AuditEvent, Organization, Plan
 from monitors.secrets import MASK
+from monitors.timestamps import iso_or_none
 
 # Keys whose value is a secret whatever the entity: a last line behind each snapshot's own
 # masking (the API's masked representations), so a snapshot that forgets one still masks it.
@@ -160,10 +161,6 @@ def audit_prune(*, now: datetime, batch_size: int = 5_000) -> int:
     return deleted
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
-
-
 def healthcheck_snapshot(healthcheck: Any) -> dict[str, Any]:
     """Return a healthcheck as the audit log keeps it: its stored config (header values masked), schedule and rules."""
     return {
@@ -188,7 +185,7 @@ def maintenance_window_snapshot(window: Any) -> dict[str, Any]:
     return {
         "name": window.name,
         "description": window.description,
-        "starts_at": _iso(window.starts_at),
+        "starts_at": iso_or_none(window.starts_at),
         "duration_seconds": window.duration.total_seconds() if window.duration is not None else None,
         "rrule": window.rrule,
         "timezone": window.timezone,
@@ -203,7 +200,7 @@ def api_key_snapshot(api_key: ApiKey) -> dict[str, Any]:
         "name": api_key.name,
         "prefix": api_key.prefix,
         "scope": api_key.scope,
-        "revoked_at": _iso(api_key.revoked_at),
+        "revoked_at": iso_or_none(api_key.revoked_at),
     }
 
 

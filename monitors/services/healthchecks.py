@@ -97,6 +97,28 @@ def healthcheck_create(
     return healthcheck
 
 
+def healthcheck_create_from(
+    *, organization: Organization, changes: Mapping[str, Any], now: datetime
+) -> Healthcheck:
+    """Create a healthcheck from a serializer's ``to_service_changes()``, as a customer's create does (first run now).
+
+    The API's create and the web app's form both call this, so what a body may set is read once.
+    """
+    return healthcheck_create(
+        organization=organization,
+        name=changes["name"],
+        check_type=changes["check_type"],
+        config=changes["config"],
+        interval_seconds=changes.get("interval_seconds"),
+        region_slugs=changes.get("region_slugs"),
+        tags=changes.get("tags", ()),
+        paused=changes.get("paused", False),
+        rules={field: changes[field] for field in RULE_FIELDS if field in changes},
+        now=now,
+        first_run=True,
+    )
+
+
 def _first_runs(healthcheck: Healthcheck, regions: Iterable[Region], *, now: datetime) -> None:
     """Queue the new check's first run in each of its enabled regions, due now, in the create's transaction.
 

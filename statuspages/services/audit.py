@@ -12,6 +12,7 @@ from typing import Any
 
 from monitors.secrets import MASK
 from monitors.services import audit_record
+from monitors.timestamps import iso_or_none
 from statuspages.models import (
     Component,
     ComponentGroup,
@@ -20,10 +21,6 @@ from statuspages.models import (
     StatusPage,
     Subscriber,
 )
-
-
-def _iso(moment: Any) -> str | None:
-    return moment.isoformat() if moment is not None else None
 
 
 def page_snapshot(page: StatusPage) -> dict[str, Any]:
@@ -81,7 +78,7 @@ def incident_snapshot(incident: PublishedIncident) -> dict[str, Any]:
         "status": incident.status,
         "draft": incident.draft,
         "components": sorted(str(c.public_id) for c in incident.components.all()) if incident.pk else [],
-        "resolved_at": _iso(incident.resolved_at),
+        "resolved_at": iso_or_none(incident.resolved_at),
     }
 
 

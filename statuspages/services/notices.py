@@ -22,6 +22,7 @@ from django.db.models import Exists, OuterRef
 from monitors.maintenance import Occurrence, active_at, next_occurrence, windows_ended
 from monitors.models import HealthcheckTag, MaintenanceWindow
 from monitors.selectors import LiveWindow, maintenance_live
+from monitors.timestamps import iso_or_none
 from statuspages.models import (
     Component,
     IncidentUpdate,
@@ -39,10 +40,6 @@ SCHEDULED_HORIZON = timedelta(days=7)
 COMPLETED_LOOKBACK = timedelta(hours=6)
 
 Kind = Notice.Kind
-
-
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment is not None else None
 
 
 def _page_data(page: StatusPage) -> dict[str, Any]:
@@ -74,8 +71,8 @@ def incident_notice(
             "status": incident.status,
             "impact": incident.impact,
             "url": _page_data(page)["url"],
-            "created_at": _iso(incident.created_at),
-            "resolved_at": _iso(incident.resolved_at),
+            "created_at": iso_or_none(incident.created_at),
+            "resolved_at": iso_or_none(incident.resolved_at),
             "components": _components_data(components),
         },
         "update": None
@@ -84,7 +81,7 @@ def incident_notice(
             "id": str(update.public_id),
             "status": update.status,
             "body": update.body,
-            "created_at": _iso(update.created_at),
+            "created_at": iso_or_none(update.created_at),
         },
     }
     notice, _ = Notice.objects.get_or_create(
@@ -165,8 +162,8 @@ def _window_notices(
                 "id": str(window.public_id),
                 "name": words[0],
                 "description": words[1],
-                "starts_at": _iso(occurrence.start),
-                "ends_at": _iso(occurrence.end),
+                "starts_at": iso_or_none(occurrence.start),
+                "ends_at": iso_or_none(occurrence.end),
                 "components": _components_data(touched),
             },
         }
