@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -22,7 +21,7 @@ EXPIRES = datetime(2027, 8, 13, 4, tzinfo=UTC)
 
 
 class Registry(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         found = self.path == "/rdap/domain/example.test"
         body = RECORDED if found else b'{"errorCode": 404}'
         self.send_response(200 if found else 404)

@@ -25,7 +25,7 @@ FRESH = {
 class Iana(BaseHTTPRequestHandler):
     body = b""
 
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         status = 200 if self.path == "/rdap/dns.json" else 404
         self.send_response(status)
         self.send_header("Content-Length", str(len(self.body)))

@@ -70,7 +70,7 @@ def test_a_recorded_answer_gives_its_expiry_registrar_and_statuses():
 
 @pytest.mark.parametrize("answer", [{"objectClassName": "entity"}, [], "domain", {"ldhName": "example.test"}])
 def test_an_answer_that_is_no_domain_object_is_refused(answer):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not an RDAP domain object"):
         rdap.registration_of(answer)
 
 
@@ -143,7 +143,7 @@ class Registry(BaseHTTPRequestHandler):
     answers: dict[str, tuple[int, bytes, dict[str, str]]] = {}
     asked: list[str] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         self.asked.append(self.path)
         status, body, headers = self.answers.get(self.path, (404, b'{"errorCode": 404}', {}))
         self.send_response(status)
