@@ -92,24 +92,35 @@ def validate_uri(value: object) -> str:
 
 
 def validate_host(value: object) -> str:
-    """Return ``value`` when it is a host name DNS can hold or a canonical IP literal; raise ValueError.
+    """Return ``value`` as a host name or IP literal (lower-case, no brackets) a connection can reach; raise ValueError.
 
-    An IPv6 literal is written bare (``2001:db8::1``), as a host and port field takes it.
+    The rules are a URL's host rules (:func:`validate_uri`): a canonical IPv4 dotted quad, an
+    IPv6 address (bare or in brackets, no zone), or a host name DNS can hold, IDNA included.
+    Checks that name a host without a URL (TCP, TLS, DNS, ping) validate it here.
     """
     if not isinstance(value, str) or not value.strip():
         raise ValueError("Enter a host name or an IP address.")
     host = value.strip()
-    if len(host) > 253 + 1 or any(ch.isspace() for ch in host) or text_problem(host):
-        raise ValueError("Must be a host name or an IP address, without spaces or control characters.")
-    # Host names are case-insensitive (urlsplit lower-cases a URL's for validate_uri).
-    if ":" in host:
-        _check_host(host.lower(), bracketed=True)
-        return host
-    _check_host(host.lower(), bracketed=False)
-    try:
-        httpx.URL(f"http://{host}/")
-    except httpx.InvalidURL as exc:
-        raise ValueError(f"Not a valid host name ({exc}).") from None
+    if len(host) > 255:
+        raise ValueError("Must be at most 253 characters.")
+    if any(ch.isspace() for ch in host) or text_problem(host):
+        raise ValueError("Must not contain spaces, control characters or invalid Unicode.")
+    if any(ch in host for ch in "/?#@\\"):
+        raise ValueError("Enter a host name or an IP address alone, without a scheme, path or user name.")
+    bracketed = host.startswith("[") and host.endswith("]")
+    if bracketed:
+        host = host[1:-1]
+    elif ":" in host:
+        if host.count(":") == 1:
+            raise ValueError("Enter the host without a port; the port is a field of its own.")
+        bracketed = True  # a bare IPv6 address
+    host = host.lower()
+    _check_host(host, bracketed=bracketed)
+    if not bracketed and not host.isascii():
+        try:
+            httpx.URL(f"http://{host}/")
+        except (httpx.InvalidURL, UnicodeError) as exc:
+            raise ValueError(f"Not a valid host name ({exc}).") from None
     return host
 
 
@@ -231,6 +242,28 @@ def headers_field(raw: object, errors: dict[str, str]) -> Headers:
     if total > MAX_HEADER_BYTES:
         errors["headers"] = f"Headers must total at most {MAX_HEADER_BYTES // 1024} KiB."
     return tuple(out)
+
+
+def host_field(data: Mapping[str, Any], errors: dict[str, str], key: str = "host") -> str:
+    """Return the required host name or IP literal ``data[key]``, or record why it is not acceptable."""
+    if key not in data:
+        errors[key] = "This field is required."
+        return ""
+    try:
+        return validate_host(data[key])
+    except ValueError as exc:
+        errors[key] = str(exc)
+        return ""
+
+
+def no_headers_field(data: Mapping[str, Any], errors: dict[str, str]) -> None:
+    """Record an error for request headers given to a type that sends none (absent, null or {} pass).
+
+    The services hand every parser the stored secret headers under ``headers``, so a type
+    without secrets still accepts the empty value (and its API shape answers ``{}``).
+    """
+    if data.get("headers") not in (None, {}):
+        errors["headers"] = "This check type sends no request headers; leave it out."
 
 
 def timeout_field(raw: object, errors: dict[str, str]) -> float:

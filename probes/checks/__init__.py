@@ -5,7 +5,7 @@ schema and run function, ``register()`` its :class:`CheckKind`, and import it be
 """
 
 # The built-in types register themselves on import.
-from probes.checks import domain, http, mcp, ping
+from probes.checks import domain, http, mcp, ping, tcp
 from probes.checks.registry import (
     CheckConfig,
     CheckKind,
@@ -31,5 +31,6 @@ __all__ = [
     "mcp",
     "ping",
     "register",
+    "tcp",
     "unregister",
 ]
