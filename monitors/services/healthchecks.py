@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from monitors.errors import ConfigInvalid, ServiceError
@@ -28,6 +29,7 @@ from monitors.slots import first_slot_at_or_after, slot_offset_for
 from probes.checks import CheckKind
 from probes.config import ConfigError
 from probes.connection import Origin, origin_of_uri
+from probes.netguard import IPAddress, refusal
 from probes.types import Status
 from probes.urlkeys import key_in_url_words
 
@@ -396,13 +398,35 @@ def _prepared_config(
     except ConfigError as exc:
         raise ConfigInvalid({f"config.{key}": message for key, message in exc.errors.items()}) from None
     # Refused where a URL is written, not in the parser: a stored check saved before keeps running.
-    pasted_key = key_in_url_words(parsed.uri)
+    uri = getattr(parsed, "uri", None)
+    pasted_key = key_in_url_words(uri) if isinstance(uri, str) else None
     if pasted_key is not None:
         raise ConfigInvalid({"config.uri": pasted_key})
+    _refuse_private_addresses(parsed)
     api_config = check_type.to_api(parsed)
     headers = api_config.pop("headers")
     api_config["headers"] = masked(headers)
     return api_config, headers
+
+
+def _refuse_private_addresses(parsed: object) -> None:
+    """Refuse the private addresses a config names itself (a DNS check's nameserver), field by field.
+
+    A type whose config writes an IP address where the check goes (rather than a name resolved
+    at run time) says so in a ``literal_addresses`` mapping of field to address; the run's
+    address guard refuses it anyway, and here the save does too, so the customer reads a 400
+    naming the field instead of a check that is down on its first run.
+    """
+    if settings.UPTIMY_ALLOW_PRIVATE_TARGETS:
+        return
+    addresses: Mapping[str, IPAddress] = getattr(parsed, "literal_addresses", {})
+    errors = {
+        f"config.{field}": why
+        for field, address in addresses.items()
+        if (why := refusal(str(address), [address])) is not None
+    }
+    if errors:
+        raise ConfigInvalid(errors)
 
 
 def _unmasked_headers(incoming: object, stored: Mapping[str, str]) -> object:
