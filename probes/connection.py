@@ -252,6 +252,11 @@ class Connection:
         self._ttfb_ms: float | None = None
         self._sent_first = False
 
+    @property
+    def nameservers(self) -> resolver.Nameservers:
+        """Return the DNS servers this check resolves with ("ip" or "ip:port"; empty: resolv.conf's)."""
+        return self._nameservers
+
     def check_deadline(self) -> None:
         """Raise TimeoutError when the check's deadline has passed.
 

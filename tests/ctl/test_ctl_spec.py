@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from probes.checks import known_kinds_words
 from tests.ctl.product_text import PRODUCT_TEXT_FILE
 from uptimy.ctl.spec import MASK, SpecInvalid, load
 
@@ -100,7 +101,7 @@ def test_the_other_api_fields_map_to_the_api_names():
         ),
         pytest.param(
             "monitors:\n  - name: A\n    type: ftp\n    target: https://a.example/\n",
-            'monitors.yaml:3:5: monitors[0].type: unknown type \'ftp\'; use 1 or "http", 13 or "mcp"',
+            "monitors.yaml:3:5: monitors[0].type: unknown type 'ftp'; use " + known_kinds_words(),
             id="unknown-type",
         ),
         pytest.param(
