@@ -22,8 +22,11 @@ from __future__ import annotations
 import json
 import math
 import re
-import re._constants as sre_constants
-import re._parser as sre_parser
+
+# The parser behind re.compile, to read a pattern's shape (nested repeats); typeshed stubs only
+# its deprecated alias sre_parse, whose import warns.
+import re._constants as sre_constants  # type: ignore[import-not-found]
+import re._parser as sre_parser  # type: ignore[import-not-found]
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -202,7 +205,9 @@ def assertions_to_api(assertions: Sequence[Assertion]) -> list[dict[str, Any]]:
 # --- parsing ---------------------------------------------------------------------------------
 
 
-def parse_assertions(raw: object, errors: dict[str, str], *, key: str = "assertions") -> tuple[Assertion, ...]:
+def parse_assertions(
+    raw: object, errors: dict[str, str], *, key: str = "assertions"
+) -> tuple[Assertion, ...]:
     """Return the assertions of the API's list ``raw``, recording each problem in ``errors``.
 
     Keys name the place: ``assertions`` for the list, ``assertions[3].op`` for a field.
@@ -235,7 +240,9 @@ def _parse_one(item: object, where: str, errors: dict[str, str]) -> Assertion | 
         return None
     allowed = _KEYS[kind]
     for name in sorted(str(name) for name in item if name not in allowed):
-        errors[f"{where}.{name}"] = f"Unknown field for a {kind} assertion; allowed: {', '.join(sorted(allowed))}."
+        errors[f"{where}.{name}"] = (
+            f"Unknown field for a {kind} assertion; allowed: {', '.join(sorted(allowed))}."
+        )
     if kind == "status":
         return _parse_status(item, where, errors)
     if kind == "header":
@@ -302,7 +309,7 @@ def _nests_repeats(tree: Any, *, inside: bool) -> bool:
     """Return whether the parsed pattern has a repeat of more than one inside another repeat."""
     for op, argument in tree.data if hasattr(tree, "data") else tree:
         if op in _ANY_REPEAT:
-            low, high, body = argument
+            _low, high, body = argument
             repeats = high > 1 or high == sre_constants.MAXREPEAT
             if repeats and inside:
                 return True
@@ -318,9 +325,8 @@ def _nests_repeats(tree: Any, *, inside: bool) -> bool:
         elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
             if _nests_repeats(argument[1], inside=inside):
                 return True
-        elif op is sre_constants.ATOMIC_GROUP:
-            if _nests_repeats(argument, inside=False):
-                return True
+        elif op is sre_constants.ATOMIC_GROUP and _nests_repeats(argument, inside=False):
+            return True
     return False
 
 
@@ -354,7 +360,9 @@ def _parse_json(item: Mapping[str, Any], where: str, errors: dict[str, str]) -> 
     path = item.get("path")
     query: jsonpath.JSONPath | jsonpath.CompoundJSONPath | None = None
     if not isinstance(path, str) or not path.strip() or len(path) > MAX_VALUE:
-        errors[f"{where}.path"] = f'Must be a JSONPath (RFC 9535) of at most {MAX_VALUE} characters, e.g. "$.status".'
+        errors[f"{where}.path"] = (
+            f'Must be a JSONPath (RFC 9535) of at most {MAX_VALUE} characters, e.g. "$.status".'
+        )
     else:
         try:
             query = jsonpath.compile(path)
@@ -367,9 +375,11 @@ def _parse_json(item: Mapping[str, Any], where: str, errors: dict[str, str]) -> 
         if value is None:
             value = True
         elif not isinstance(value, bool):
-            errors[f"{where}.value"] = "Must be true (the path selects something) or false (nothing), or left out."
+            errors[f"{where}.value"] = (
+                "Must be true (the path selects something) or false (nothing), or left out."
+            )
     elif op in _COMPARISONS:
-        if not _is_number(value) or not math.isfinite(value):
+        if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
             errors[f"{where}.value"] = "Must be a number."
     elif op is not None:
         if "value" not in item:
@@ -485,7 +495,9 @@ def _judge_header(item: HeaderAssertion, seen: Seen) -> Judged:
     subject = f"header {item.name}"
     if item.op == "absent":
         passed = value is None
-        return Judged(item.label, passed, value, "" if passed else f"{subject} was {_shown(value)}, expected absent")
+        return Judged(
+            item.label, passed, value, "" if passed else f"{subject} was {_shown(value)}, expected absent"
+        )
     expected = _expected_words(item.op, item.value)
     if value is None:
         return Judged(item.label, False, None, f"{subject} is missing, expected {expected}")
@@ -496,7 +508,9 @@ def _judge_header(item: HeaderAssertion, seen: Seen) -> Judged:
     else:
         assert item.pattern is not None
         passed = item.pattern.search(value) is not None
-    return Judged(item.label, passed, value, "" if passed else f"{subject} was {_shown(value)}, expected {expected}")
+    return Judged(
+        item.label, passed, value, "" if passed else f"{subject} was {_shown(value)}, expected {expected}"
+    )
 
 
 def _judge_body(item: BodyAssertion, text: str | None) -> Judged:
@@ -542,10 +556,16 @@ def _judge_json(item: JsonAssertion, body: _Body) -> Judged:
     elif item.op == "contains":
         passed = _contains(value, item.value)
     else:
-        passed = _is_number(value) and _compare(item.op, value, item.value)
+        passed = (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and _compare(item.op, value, item.value)
+        )
         if not _is_number(value):
             expected = f"a number {expected}"
-    return Judged(item.label, passed, value, "" if passed else f"{item.path} was {_shown(value)}, expected {expected}")
+    return Judged(
+        item.label, passed, value, "" if passed else f"{item.path} was {_shown(value)}, expected {expected}"
+    )
 
 
 def _compare(op: str, seen: float, limit: float) -> bool:
@@ -616,3 +636,83 @@ def _kept(value: Any) -> Any:
         return value if len(value) <= DETAILS_CHARS else value[: DETAILS_CHARS - 1] + "…"
     text = json.dumps(value, ensure_ascii=False)
     return value if len(text) <= DETAILS_CHARS else text[: DETAILS_CHARS - 1] + "…"
+
+
+# --- JSON schema (OpenAPI) ------------------------------------------------------------------
+
+_STATUS_ITEMS = {"oneOf": [{"type": "integer", "minimum": 100, "maximum": 599}, {"type": "string"}]}
+
+ASSERTIONS_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "maxItems": MAX_ASSERTIONS,
+    "description": (
+        "Conditions that must all hold for the check to be up; each failing one is named in the "
+        "reason with the value seen. A status assertion replaces expectedStatus."
+    ),
+    "items": {
+        "oneOf": [
+            {
+                "type": "object",
+                "title": "status",
+                "additionalProperties": False,
+                "required": ["type", "in"],
+                "properties": {
+                    "type": {"const": "status"},
+                    "in": {
+                        "type": "array",
+                        "items": _STATUS_ITEMS,
+                        "minItems": 1,
+                        "maxItems": MAX_STATUS_ITEMS,
+                    },
+                },
+            },
+            {
+                "type": "object",
+                "title": "header",
+                "additionalProperties": False,
+                "required": ["type", "name", "op"],
+                "properties": {
+                    "type": {"const": "header"},
+                    "name": {"type": "string"},
+                    "op": {"enum": list(HEADER_OPS)},
+                    "value": {"type": "string", "maxLength": MAX_VALUE, "description": "Not for absent."},
+                },
+            },
+            {
+                "type": "object",
+                "title": "body",
+                "additionalProperties": False,
+                "required": ["type", "op", "value"],
+                "properties": {
+                    "type": {"const": "body"},
+                    "op": {"enum": list(BODY_OPS)},
+                    "value": {"type": "string", "maxLength": MAX_VALUE},
+                },
+            },
+            {
+                "type": "object",
+                "title": "json",
+                "additionalProperties": False,
+                "required": ["type", "path", "op"],
+                "properties": {
+                    "type": {"const": "json"},
+                    "path": {"type": "string", "description": 'A JSONPath (RFC 9535), e.g. "$.status".'},
+                    "op": {"enum": list(JSON_OPS)},
+                    "value": {
+                        "description": "Any JSON value; a number for lt/le/gt/ge; a boolean for exists."
+                    },
+                },
+            },
+            {
+                "type": "object",
+                "title": "response_time",
+                "additionalProperties": False,
+                "required": ["type", "lt_ms"],
+                "properties": {
+                    "type": {"const": "response_time"},
+                    "lt_ms": {"type": "integer", "minimum": 1, "maximum": MAX_LT_MS},
+                },
+            },
+        ]
+    },
+}
