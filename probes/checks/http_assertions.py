@@ -311,7 +311,7 @@ def _nests_repeats(tree: Any, *, inside: bool) -> bool:
         if op in _ANY_REPEAT:
             _low, high, body = argument
             repeats = high > 1 or high == sre_constants.MAXREPEAT
-            if repeats and inside:
+            if repeats and inside and op in _REPEATS:
                 return True
             # A possessive repeat never backtracks into its body.
             if _nests_repeats(body, inside=(repeats and op in _REPEATS) or inside):
