@@ -20,7 +20,7 @@ STATUS = {"/ok": {"status": "ok", "queue": 3}, "/degraded": {"status": "degraded
 
 
 class _Handler(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+    def do_GET(self) -> None:
         body = json.dumps(STATUS.get(self.path, {})).encode()
         self.send_response(200 if self.path in STATUS else 404)
         self.send_header("Content-Type", "application/json")
@@ -29,7 +29,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 
