@@ -1,8 +1,9 @@
-"""The HTTP check (type 1): expected status, keyword present or absent, redirects.
+"""The HTTP check (type 1): expected status, keyword present or absent, assertions, redirects.
 
 Everything the type is lives here: its config (:class:`HttpConfig`), the parser the API, the
 worker and the commands validate it with, its API shape and JSON schema, and the check itself,
-registered once as :data:`HTTP`. It shares the MCP check's connection layer: the same address
+registered once as :data:`HTTP`. The assertions (status, header, body, JSON path, response
+time) are parsed and judged in :mod:`probes.checks.http_assertions`. It shares the MCP check's connection layer: the same address
 guard on the URL and on every redirect target, the same timings, the same failure kinds and
 the same 5 MiB body cap.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import json
 import re
 import time
 from dataclasses import dataclass, replace
@@ -19,6 +21,21 @@ from typing import Any
 import httpx
 
 from probes.checks.form import FormField, Widget
+from probes.checks.http_assertions import (
+    ASSERTIONS_SCHEMA,
+    MAX_ASSERTIONS,
+    Assertion,
+    Seen,
+    StatusRange,
+    assertions_to_api,
+    evaluate,
+    failure_reason,
+    has_status,
+    judged_details,
+    parse_assertions,
+    reads_body,
+    status_range,
+)
 from probes.checks.registry import CheckKind, register
 from probes.config import (
     DEFAULT_TIMEOUT,
@@ -51,13 +68,22 @@ from probes.wire import Response, WireError
 MAX_REDIRECTS = 5
 MAX_REQUEST_BODY_BYTES = 64 * 1024
 MAX_KEYWORD = 1024
-HTTP_METHODS = ("GET", "HEAD", "POST")
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+MAX_CONTENT_TYPE = 200
+# type/subtype, then parameters: RFC 9110 §8.3.1 (tokens; quoted parameter values allowed).
+_MEDIA_TYPE = re.compile(
+    r"^[!#$%&\'*+\-.^_`|~0-9A-Za-z]+/[!#$%&\'*+\-.^_`|~0-9A-Za-z]+"
+    r'(\s*;\s*[!#$%&\'*+\-.^_`|~0-9A-Za-z]+=([!#$%&\'*+\-.^_`|~0-9A-Za-z]+|"[^"\\\x00-\x1f]*"))*$'
+)
 CONFIG_KEYS = frozenset(
     {
         "uri",
         "method",
         "headers",
         "body",
+        "contentType",
+        "assertions",
         "expectedStatus",
         "keyword",
         "keywordAbsent",
@@ -65,26 +91,7 @@ CONFIG_KEYS = frozenset(
         "timeout",
     }
 )
-_STATUS_CLASS = re.compile(r"^([1-5])xx$", re.IGNORECASE)
-_STATUS_RANGE = re.compile(r"^(\d{3})-(\d{3})$")
-
-
-@dataclass(frozen=True, slots=True)
-class StatusRange:
-    """Match HTTP status codes from ``low`` to ``high`` inclusive ("2xx" is 200–299)."""
-
-    low: int
-    high: int
-
-    def __contains__(self, code: object) -> bool:
-        return isinstance(code, int) and self.low <= code <= self.high
-
-    def __str__(self) -> str:
-        if self.low == self.high:
-            return str(self.low)
-        if self.low % 100 == 0 and self.high == self.low + 99:
-            return f"{self.low // 100}xx"
-        return f"{self.low}-{self.high}"
+__all__ = ["HTTP", "HttpConfig", "StatusRange", "check_http", "http_config_to_api", "parse_http_config"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +102,9 @@ class HttpConfig:
     method: str = "GET"
     headers: Headers = ()
     body: str = ""
+    content_type: str | None = None
+    # All must hold (probes.checks.http_assertions); a status assertion replaces expected_status.
+    assertions: tuple[Assertion, ...] = ()
     expected_status: tuple[StatusRange, ...] = (StatusRange(200, 299),)
     keyword: str | None = None
     keyword_absent: bool = False
@@ -121,21 +131,22 @@ def parse_http_config(raw: object) -> HttpConfig:
     if not isinstance(method, str) or method.upper() not in HTTP_METHODS:
         errors["method"] = f"Must be one of {', '.join(HTTP_METHODS)}."
         method = "GET"
+    method = str(method).upper()
     headers = headers_field(data.get("headers"), errors)
-    body = data.get("body", "")
-    if body is None:
-        body = ""
-    if not isinstance(body, str):
-        errors["body"] = "Must be a string."
-        body = ""
-    elif problem := text_problem(body, multiline=True):
-        errors["body"] = problem
-        body = ""
-    elif len(body.encode()) > MAX_REQUEST_BODY_BYTES:
-        errors["body"] = f"Must be at most {MAX_REQUEST_BODY_BYTES // 1024} KiB."
-    elif body and str(method).upper() != "POST":
-        errors["body"] = "Only a POST check sends a body."
+    body, body_is_json = _body_field(data.get("body", ""), method, errors)
+    content_type = _content_type_field(data.get("contentType"), body, headers, errors)
+    if body_is_json and content_type is None and "contentType" not in errors:
+        content_type = "application/json"
+    assertions = parse_assertions(data.get("assertions"), errors)
+    if method == "HEAD" and reads_body(assertions):
+        errors.setdefault(
+            "assertions", "A HEAD check reads no body: body and json assertions need another method."
+        )
     expected = _expected_status(data.get("expectedStatus", ["2xx"]), errors)
+    if has_status(assertions) and "expectedStatus" in data:
+        errors.setdefault(
+            "expectedStatus", "A status assertion decides which statuses are up; leave expectedStatus out."
+        )
     keyword = data.get("keyword")
     if keyword is not None and (not isinstance(keyword, str) or not keyword or len(keyword) > MAX_KEYWORD):
         errors["keyword"] = f"Must be a non-empty string of at most {MAX_KEYWORD} characters, or null."
@@ -152,15 +163,63 @@ def parse_http_config(raw: object) -> HttpConfig:
         raise ConfigError(errors)
     return HttpConfig(
         uri=uri,
-        method=str(method).upper(),
+        method=method,
         headers=headers,
         body=body,
+        content_type=content_type,
+        assertions=assertions,
         expected_status=expected,
         keyword=keyword,
         keyword_absent=keyword_absent,
         follow_redirects=follow,
         timeout=timeout,
     )
+
+
+def _body_field(raw: object, method: str, errors: dict[str, str]) -> tuple[str, bool]:
+    """Return the body to send as text and whether it was given as JSON (an object or a list).
+
+    A JSON body is kept as its compact text, so the API answers it (and the form shows it) as
+    the text sent, with the content type application/json unless another was given.
+    """
+    if raw is None:
+        return "", False
+    is_json = isinstance(raw, dict | list)
+    if is_json:
+        try:
+            body = json.dumps(raw, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        except (ValueError, RecursionError):
+            errors["body"] = "Must be text, or a JSON object or list."
+            return "", False
+    elif isinstance(raw, str):
+        body = raw
+    else:
+        errors["body"] = "Must be text, or a JSON object or list."
+        return "", False
+    if problem := text_problem(body, multiline=True):
+        errors["body"] = problem
+        return "", False
+    if len(body.encode()) > MAX_REQUEST_BODY_BYTES:
+        errors["body"] = f"Must be at most {MAX_REQUEST_BODY_BYTES // 1024} KiB."
+    elif body and method not in BODY_METHODS:
+        errors["body"] = f"A {method} check sends no body; use {', '.join(sorted(BODY_METHODS))}."
+    return body, is_json
+
+
+def _content_type_field(raw: object, body: str, headers: Headers, errors: dict[str, str]) -> str | None:
+    """Return the body's media type: as given, application/json for a JSON body, else None."""
+    if raw is None or raw == "":
+        return None
+    if not isinstance(raw, str) or len(raw) > MAX_CONTENT_TYPE or not _MEDIA_TYPE.match(raw.strip()):
+        errors["contentType"] = (
+            'Must be a media type, e.g. "application/json" or "text/plain; charset=utf-8".'
+        )
+        return None
+    if not body:
+        errors["contentType"] = "Needs a body."
+    elif any(name.lower() == "content-type" for name, _ in headers):
+        errors["contentType"] = "Set the content type here or as a header, not both."
+    return raw.strip()
 
 
 def _expected_status(raw: object, errors: dict[str, str]) -> tuple[StatusRange, ...]:
@@ -170,7 +229,7 @@ def _expected_status(raw: object, errors: dict[str, str]) -> tuple[StatusRange, 
         return (StatusRange(200, 299),)
     ranges: list[StatusRange] = []
     for item in raw:
-        parsed = _status_range(item)
+        parsed = status_range(item)
         if parsed is None:
             errors["expectedStatus"] = f"{message} Got {item!r}."
             return (StatusRange(200, 299),)
@@ -178,26 +237,14 @@ def _expected_status(raw: object, errors: dict[str, str]) -> tuple[StatusRange, 
     return tuple(ranges)
 
 
-def _status_range(item: object) -> StatusRange | None:
-    if isinstance(item, int) and not isinstance(item, bool):
-        return StatusRange(item, item) if 100 <= item <= 599 else None
-    if not isinstance(item, str):
-        return None
-    text = item.strip()
-    if text.isdigit():
-        return _status_range(int(text))
-    if match := _STATUS_CLASS.match(text):
-        low = int(match.group(1)) * 100
-        return StatusRange(low, low + 99)
-    if match := _STATUS_RANGE.match(text):
-        low, high = int(match.group(1)), int(match.group(2))
-        return StatusRange(low, high) if 100 <= low <= high <= 599 else None
-    return None
-
-
 def http_config_to_api(config: HttpConfig) -> dict[str, Any]:
-    """Return the API shape of ``config`` (header values included: callers mask them)."""
-    return {
+    """Return the API shape of ``config`` (header values included: callers mask them).
+
+    A config without assertions keeps the shape it always had; ``contentType`` and
+    ``assertions`` appear when set, and ``expectedStatus`` goes when a status assertion
+    replaces it.
+    """
+    shape: dict[str, Any] = {
         "uri": config.uri,
         "method": config.method,
         "headers": dict(config.headers),
@@ -208,6 +255,13 @@ def http_config_to_api(config: HttpConfig) -> dict[str, Any]:
         "followRedirects": config.follow_redirects,
         "timeout": config.timeout,
     }
+    if config.content_type is not None:
+        shape["contentType"] = config.content_type
+    if config.assertions:
+        shape["assertions"] = assertions_to_api(config.assertions)
+        if has_status(config.assertions):
+            del shape["expectedStatus"]
+    return shape
 
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -219,7 +273,21 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "uri": {"type": "string", "format": "uri", "description": "The URL to request."},
         "method": {"type": "string", "enum": list(HTTP_METHODS), "default": "GET"},
         "headers": headers_schema({"Accept": "text/html"}),
-        "body": {"type": "string", "description": "Request body; POST only."},
+        "body": {
+            "oneOf": [{"type": "string"}, {"type": "object"}, {"type": "array"}],
+            "description": (
+                "Request body, as text or a JSON value (sent as compact JSON); "
+                "for POST, PUT, PATCH, DELETE and OPTIONS."
+            ),
+        },
+        "contentType": {
+            "type": "string",
+            "description": (
+                "The body's Content-Type; a body given as JSON gets application/json, text none unless set."
+            ),
+            "examples": ["application/json", "text/plain; charset=utf-8"],
+        },
+        "assertions": ASSERTIONS_SCHEMA,
         "expectedStatus": {
             "type": "array",
             "items": {"oneOf": [{"type": "integer", "minimum": 100, "maximum": 599}, {"type": "string"}]},
@@ -252,6 +320,32 @@ FORM = (
     FormField(
         "keyword", "keyword", "Keyword", Widget.TEXT, help="The body must contain it; empty: not checked."
     ),
+    FormField(
+        "body",
+        "body",
+        "Request body",
+        Widget.TEXTAREA,
+        help="Sent with POST, PUT, PATCH, DELETE or OPTIONS; empty: no body.",
+    ),
+    FormField(
+        "contentType",
+        "content_type",
+        "Content type",
+        Widget.TEXT,
+        help="The body's media type; empty: none.",
+        placeholder="application/json",
+    ),
+    FormField(
+        "assertions",
+        "assertions",
+        "Assertions",
+        Widget.JSON,
+        help=(
+            f"Up to {MAX_ASSERTIONS} conditions as a JSON list; all must hold. Kinds: status, header, "
+            "body, json (a JSONPath), response_time. See the HTTP check's documentation."
+        ),
+        placeholder='[{"type": "json", "path": "$.status", "op": "equals", "value": "ok"}]',
+    ),
     FormField("headers", "headers", "Request headers", Widget.HEADERS),
     FormField("timeout", "timeout", "Timeout (seconds)", Widget.NUMBER),
 )
@@ -266,7 +360,7 @@ async def check_http(config: HttpConfig, conn: Connection, *, deadline: float) -
     phase = ["request"]
     try:
         async with asyncio.timeout_at(deadline):
-            outcome = await _run(config, conn, phase)
+            outcome = await _run(config, conn, phase, started)
     except CheckFailed as failed:
         outcome = ProbeOutcome(
             status=Status.DOWN, kind=failed.kind, reason=failed.reason, http_status=failed.http_status
@@ -282,16 +376,24 @@ async def check_http(config: HttpConfig, conn: Connection, *, deadline: float) -
     return replace(outcome, timings=conn.timings(total_ms))
 
 
-async def _run(config: HttpConfig, conn: Connection, phase: list[str]) -> ProbeOutcome:
+async def _run(config: HttpConfig, conn: Connection, phase: list[str], started: float) -> ProbeOutcome:
     response, notes = await _fetch(config, conn)
-    outcome = await _judge(config, conn, phase, response)
+    outcome = await _judge(config, conn, phase, response, started)
     return replace(outcome, warnings=notes + outcome.warnings) if notes else outcome
 
 
-async def _judge(config: HttpConfig, conn: Connection, phase: list[str], response: Response) -> ProbeOutcome:
-    """Return the outcome the final response earns: its status, then the keyword rule."""
+async def _judge(
+    config: HttpConfig, conn: Connection, phase: list[str], response: Response, started: float
+) -> ProbeOutcome:
+    """Return the outcome the final response earns: its status, then the keyword rule, then the assertions.
+
+    ``started`` is the perf_counter time the check began: a response_time assertion judges the
+    time from then to the end of the final response's body (redirects included).
+    """
     status = response.status_code
-    if not any(status in expected for expected in config.expected_status):
+    if not has_status(config.assertions) and not any(
+        status in expected for expected in config.expected_status
+    ):
         phase[0] = "body"
         body = await _read_some(conn, response)
         return _down(
@@ -299,20 +401,38 @@ async def _judge(config: HttpConfig, conn: Connection, phase: list[str], respons
             _status_words(config, status, text_message(body, media_type(response))),
             status,
         )
-    if config.keyword is None or config.method == "HEAD":
-        phase[0] = "body"
-        warnings = await _drain(conn, response)
-        return ProbeOutcome(status=Status.UP, http_status=status, warnings=warnings)
     phase[0] = "body"
-    body = await conn.read_body(response)
-    found = config.keyword in body.decode(_charset(response), errors="replace")
-    if found and config.keyword_absent:
-        return _down(
-            FailureKind.KEYWORD, f"Keyword {config.keyword!r} is in the response; expected it absent", status
+    text: str | None = None
+    warnings: tuple[str, ...] = ()
+    if config.method == "HEAD" or (config.keyword is None and not reads_body(config.assertions)):
+        warnings = await _drain(conn, response)
+    else:
+        text = (await conn.read_body(response)).decode(_charset(response), errors="replace")
+    if config.keyword is not None and text is not None:
+        found = config.keyword in text
+        if found and config.keyword_absent:
+            return _down(
+                FailureKind.KEYWORD,
+                f"Keyword {config.keyword!r} is in the response; expected it absent",
+                status,
+            )
+        if not found and not config.keyword_absent:
+            return _down(FailureKind.KEYWORD, f"Keyword {config.keyword!r} is not in the response", status)
+    if not config.assertions:
+        return ProbeOutcome(status=Status.UP, http_status=status, warnings=warnings)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    judged = evaluate(config.assertions, Seen(status, response.headers.items, text, elapsed_ms))
+    details = judged_details(judged)
+    if reason := failure_reason(judged):
+        return ProbeOutcome(
+            status=Status.DOWN,
+            kind=FailureKind.ASSERTION,
+            reason=reason,
+            http_status=status,
+            warnings=warnings,
+            details=details,
         )
-    if not found and not config.keyword_absent:
-        return _down(FailureKind.KEYWORD, f"Keyword {config.keyword!r} is not in the response", status)
-    return ProbeOutcome(status=Status.UP, http_status=status)
+    return ProbeOutcome(status=Status.UP, http_status=status, warnings=warnings, details=details)
 
 
 def _charset(response: Response) -> str:
@@ -349,6 +469,8 @@ async def _fetch(config: HttpConfig, conn: Connection) -> tuple[Response, tuple[
     notes: tuple[str, ...] = ()
     for _hop in range(MAX_REDIRECTS + 1):
         headers = list(config.headers) if same_origin(url, origin) else []
+        if body is not None and config.content_type:
+            headers.append(("Content-Type", config.content_type))
         response = await conn.send(method, url, headers=headers, content=body)
         if not config.follow_redirects or response.status_code not in REDIRECT_STATUSES:
             return response, notes
