@@ -5,7 +5,7 @@ schema and run function, ``register()`` its :class:`CheckKind`, and import it be
 """
 
 # The built-in types register themselves on import.
-from probes.checks import http, mcp
+from probes.checks import heartbeat, http, mcp
 from probes.checks.registry import (
     CheckConfig,
     CheckKind,
@@ -24,6 +24,7 @@ __all__ = [
     "UnknownCheckKind",
     "check_kind",
     "check_kinds",
+    "heartbeat",
     "http",
     "kind_of_config",
     "known_kinds_words",
