@@ -13,8 +13,8 @@ from monitors.errors import ConfigInvalid, ServiceError
 from monitors.models import (
     Healthcheck,
     HealthcheckListing,
-    Heartbeat,
     HealthcheckTag,
+    Heartbeat,
     Organization,
     OutboxBatch,
     Plan,
