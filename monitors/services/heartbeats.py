@@ -18,6 +18,7 @@ from datetime import datetime
 from django.db import transaction
 from django.db.models import F, Q
 
+from monitors.errors import ServiceError
 from monitors.models import CauseChange, Healthcheck, Heartbeat, Ping, StatusChange
 from monitors.ratelimit import rate_take
 from probes.checks import check_kind
@@ -77,11 +78,11 @@ def ping_record(
     return PingAnswer(found=True)
 
 
-def heartbeat_rotate(*, healthcheck: Healthcheck) -> uuid.UUID:
+def heartbeat_rotate(*, healthcheck: Healthcheck) -> Healthcheck:
     """Give the heartbeat a new ping id: the old URL answers 404 from now on."""
-    ping_id = uuid.uuid4()
-    Heartbeat.objects.filter(pk=healthcheck.pk).update(ping_id=ping_id)
-    return ping_id
+    if not Heartbeat.objects.filter(pk=healthcheck.pk).update(ping_id=uuid.uuid4()):
+        raise ServiceError("type", "Only a heartbeat has a ping URL to rotate.")
+    return healthcheck
 
 
 def heartbeats_judge(*, now: datetime, limit: int = 1000) -> int:

@@ -125,3 +125,17 @@ def test_an_unknown_ping_id_is_404(client):
     from django.test import Client
 
     assert Client().get("/ping/00000000-0000-4000-8000-000000000000").status_code == 404
+
+
+def test_the_create_answers_an_absolute_ping_url_that_rotates(client):
+    from django.test import Client
+
+    body = create(client, NIGHTLY).json()
+    old = body["ping_url"]
+    assert old.startswith("http://testserver/ping/")
+    rotated = client.post(f"{URL}{body['id']}/rotate-ping-url/")
+    assert rotated.status_code == 200
+    new = rotated.json()["ping_url"]
+    assert new != old
+    assert Client().get(old.removeprefix("http://testserver")).status_code == 404
+    assert Client().get(new.removeprefix("http://testserver")).status_code == 200
