@@ -33,7 +33,7 @@ def test_a_bad_file_is_refused_as_json_for_scripts(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert code == 1
     assert report["errors"] == [
-        f'{tmp_path / "m.yaml"}:3:5: monitors[0].type: unknown type \'ftp\'; use 1 or "http", 13 or "mcp"'
+        f'{tmp_path / "m.yaml"}:3:5: monitors[0].type: unknown type \'ftp\'; use 1 or "http", 7 or "heartbeat", 13 or "mcp"'
     ]
 
 

@@ -100,7 +100,7 @@ def test_the_other_api_fields_map_to_the_api_names():
         ),
         pytest.param(
             "monitors:\n  - name: A\n    type: ftp\n    target: https://a.example/\n",
-            'monitors.yaml:3:5: monitors[0].type: unknown type \'ftp\'; use 1 or "http", 13 or "mcp"',
+            'monitors.yaml:3:5: monitors[0].type: unknown type \'ftp\'; use 1 or "http", 7 or "heartbeat", 13 or "mcp"',
             id="unknown-type",
         ),
         pytest.param(

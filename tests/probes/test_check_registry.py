@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from probes.checks import UnknownCheckKind, check_kind, check_kinds, kind_of_config, register, unregister
+from probes.checks.heartbeat import HEARTBEAT
 from probes.checks.http import HTTP, HttpConfig
 from probes.checks.mcp import MCP, McpConfig
 
@@ -21,12 +22,12 @@ def test_a_type_is_found_by_its_number_or_its_name(value, expected):
 
 @pytest.mark.parametrize("value", [0, 2, 99, "ftp", "", True, None, 13.0, "1" * 400, ["mcp"], "²", "１３"])
 def test_anything_else_is_an_unknown_type_naming_the_known_ones(value):
-    with pytest.raises(UnknownCheckKind, match='use 1 or "http", 13 or "mcp"'):
+    with pytest.raises(UnknownCheckKind, match='use 1 or "http", 7 or "heartbeat", 13 or "mcp"'):
         check_kind(value)
 
 
 def test_the_built_in_types_are_listed_by_number():
-    assert check_kinds() == [HTTP, MCP]
+    assert check_kinds() == [HTTP, HEARTBEAT, MCP]
 
 
 def test_a_config_finds_its_type():
@@ -54,7 +55,7 @@ class _OtherConfig:
 def test_a_registration_that_clashes_or_is_malformed_is_refused(change, message):
     with pytest.raises(ValueError, match=message):
         register(replace(MCP, **change))
-    assert check_kinds() == [HTTP, MCP]
+    assert check_kinds() == [HTTP, HEARTBEAT, MCP]
 
 
 def test_unregistering_forgets_the_type():
