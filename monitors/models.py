@@ -844,3 +844,52 @@ class AuditEvent(models.Model):
         raise AuditEventImmutable(
             "Audit events are removed only by their retention (monitors.services.audit_prune)."
         )
+
+
+class Heartbeat(models.Model):
+    """Keep a heartbeat check's ping id and what its judge needs: a narrow row pings update, never the healthcheck's.
+
+    A ping raises ``ping_count`` (one UPDATE, no lock on the healthcheck row); the beat's judge
+    (monitors.services.heartbeats) takes the rows whose count is past ``judged_count`` or whose
+    ``due_at`` has passed.
+    """
+
+    healthcheck = models.OneToOneField(
+        Healthcheck, on_delete=models.CASCADE, primary_key=True, related_name="heartbeat"
+    )
+    # The unguessable id in the ping URL: its own UUID, not the public id, so it can be rotated.
+    ping_id = models.UUIDField(default=uuid.uuid4, unique=True)
+    ping_count = models.PositiveBigIntegerField(default=0)
+    judged_count = models.PositiveBigIntegerField(default=0)
+    last_start_at = models.DateTimeField(null=True, blank=True)
+    due_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the heartbeat is late without a ping."
+    )
+
+    class Meta:
+        indexes = [models.Index(fields=["due_at"], name="heartbeat_due", condition=Q(due_at__isnull=False))]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}: due {self.due_at}"
+
+
+class Ping(models.Model):
+    """Record one ping a heartbeat's job sent: when, what it said, from where, and the body it carried (capped)."""
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="pings")
+    at = models.DateTimeField()
+    kind = models.CharField(
+        max_length=8, help_text="success, start, fail or exit (probes.heartbeats.PingKind)."
+    )
+    exit_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    source = models.GenericIPAddressField(null=True, blank=True)
+    user_agent = models.CharField(max_length=300, blank=True, default="")
+    body = models.TextField(blank=True, default="")
+    duration_seconds = models.FloatField(null=True, blank=True, help_text="Since the run's /start, if any.")
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["healthcheck", "-at"], name="ping_hc_at")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id}: {self.kind} at {self.at}"

@@ -230,6 +230,8 @@ class BeatEntry(TypedDict):
 CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "dispatch-due": {"task": "monitors.dispatch_due", "schedule": UPTIMY_TICK_SECONDS},
     "settle-verdicts": {"task": "monitors.settle_verdicts", "schedule": UPTIMY_TICK_SECONDS},
+    # Heartbeats: pinged since last judged, or past their due-by (monitors.services.heartbeats).
+    "judge-heartbeats": {"task": "monitors.judge_heartbeats", "schedule": UPTIMY_TICK_SECONDS},
     "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
     "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},
     "prune-audit-events": {

@@ -6,6 +6,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.urls import include, path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from monitors.ping_views import ping
 from monitors.views import healthz, not_found
 from signin.urls import oauth_urlpatterns, well_known_urlpatterns
 from uptimy.home import home
@@ -31,6 +32,9 @@ admin.site.login = _admin_login  # type: ignore[method-assign]
 
 urlpatterns = [
     path("healthz", healthz, name="healthz"),
+    # Heartbeat pings: no session, no CSRF (monitors/ping_views.py).
+    path("ping/<uuid:ping_id>", ping, name="ping"),
+    path("ping/<uuid:ping_id>/<str:action>", ping, name="ping-action"),
     path("metrics", metrics, name="metrics"),
     path("admin/", admin.site.urls),
     # Sign-in from an assistant: RFC 8414 and RFC 9728 fix the well-known paths at the root.

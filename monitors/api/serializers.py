@@ -22,6 +22,7 @@ from monitors.models import (
     CauseChange,
     Healthcheck,
     HealthcheckListing,
+    Heartbeat,
     MaintenanceWindow,
     Organization,
     Plan,
@@ -288,6 +289,9 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
         max_value=120_000,
         help_text="Degraded when the response time in a quorum of regions is above this (ms); null: off.",
     )
+    ping_url = serializers.SerializerMethodField(
+        help_text="A heartbeat's ping URL (add /start, /fail or /<exit status>); null for other types."
+    )
     listing = HealthcheckListingSummarySerializer(
         read_only=True,
         allow_null=True,
@@ -317,6 +321,7 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
             "in_maintenance",
             "maintenance_until",
             "listing",
+            "ping_url",
             "next_check_at",
             "created_at",
             "updated_at",
@@ -340,6 +345,20 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
     def _maintenance_until(self, obj: Healthcheck) -> datetime | None:
         lookup = self.context.get("maintenance")
         return lookup.until(obj) if isinstance(lookup, MaintenanceNow) else None
+
+    @extend_schema_field(OpenApiTypes.URI)
+    def get_ping_url(self, obj: Healthcheck) -> str | None:
+        try:
+            if check_kind(obj.type).active:
+                return None  # no query for the active types of a list
+        except UnknownCheckKind:
+            return None
+        ping_id = Heartbeat.objects.filter(pk=obj.pk).values_list("ping_id", flat=True).first()
+        if ping_id is None:
+            return None
+        path = f"/ping/{ping_id}"
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
 
     def get_type_name(self, obj: Healthcheck) -> str:
         try:

@@ -37,6 +37,7 @@ from monitors.api.serializers import (
     scorecard_data,
 )
 from monitors.models import ApiKey, Healthcheck, MaintenanceWindow, Organization, Region
+from monitors.services.heartbeats import heartbeat_rotate
 from monitors.worker.manual import RunRefused, run_now, run_once
 from monitors.worker.tasks import broker_enqueue
 from probes.checks import check_kind
@@ -114,6 +115,13 @@ class HealthcheckViewSet(
     @action(detail=True, methods=["post"])
     def pause(self, request: Request, id: str | None = None) -> Response:
         healthcheck = services.healthcheck_pause(healthcheck=self.get_object(), now=timezone.now())
+        return Response(self._shown(healthcheck))
+
+    @extend_schema(request=None, responses=HealthcheckSerializer)
+    @action(detail=True, methods=["post"], url_path="rotate-ping-url")
+    def rotate_ping_url(self, request: Request, id: str | None = None) -> Response:
+        """Give a heartbeat a new ping URL; the old one answers 404 from now on."""
+        healthcheck = heartbeat_rotate(healthcheck=self.get_object())
         return Response(self._shown(healthcheck))
 
     @extend_schema(request=None, responses=HealthcheckSerializer)

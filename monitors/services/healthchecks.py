@@ -15,6 +15,7 @@ from monitors.models import (
     Healthcheck,
     HealthcheckListing,
     HealthcheckTag,
+    Heartbeat,
     Organization,
     OutboxBatch,
     Plan,
@@ -64,7 +65,8 @@ def healthcheck_create(
         else max(DEFAULT_INTERVAL_SECONDS, plan.min_interval_seconds, check_type.min_interval_seconds)
     )
     _check_interval(plan, interval, check_type)
-    regions = _regions_for(organization, region_slugs)
+    # A passive type has no regions: its verdict is its schedule's (probes.heartbeats).
+    regions = _regions_for(organization, region_slugs) if check_type.active else []
     api_config, headers = _prepared_config(check_type, config, stored_headers={})
     with transaction.atomic():
         # Lock the organization so two concurrent creates can't both pass the plan's count.
@@ -90,6 +92,9 @@ def healthcheck_create(
         _schedule(healthcheck, now=now)
         healthcheck.save(force_insert=True)
         healthcheck.regions.set(regions)
+        if not check_type.active:
+            # Its ping id and the judge's state (monitors.services.heartbeats reads them).
+            Heartbeat.objects.create(healthcheck=healthcheck)
         _set_tags(healthcheck, tags)
         if first_run and not paused:
             _first_runs(healthcheck, regions, now=now)
@@ -356,7 +361,8 @@ def _record_status_change(healthcheck: Healthcheck, *, to: Status, reason: str, 
 def _schedule(healthcheck: Healthcheck, *, now: datetime) -> None:
     """Set the healthcheck's offset and its first slot, at most one interval from now."""
     healthcheck.slot_offset = slot_offset_for(healthcheck.public_id, healthcheck.interval_seconds)
-    if healthcheck.paused:
+    # A passive type (a heartbeat) is never claimed: no slot, so dispatch never sees it.
+    if healthcheck.paused or not healthcheck.check_type.active:
         healthcheck.next_check_at = None
         return
     healthcheck.next_check_at = first_slot_at_or_after(

@@ -74,6 +74,14 @@ def settle_verdicts() -> int:
     return services.verdicts_settle(now=timezone.now())
 
 
+@shared_task(name="monitors.judge_heartbeats", ignore_result=True, expires=10)
+def judge_heartbeats() -> int:
+    """Judge the heartbeats pinged since last judged or past their due-by."""
+    from monitors.services.heartbeats import heartbeats_judge
+
+    return heartbeats_judge(now=timezone.now())
+
+
 @shared_task(name="monitors.refresh_rollups", ignore_result=True, expires=120)
 def refresh_rollups() -> int:
     """Fold the latest results into the hourly and daily rollups."""

@@ -5,7 +5,7 @@ schema and run function, ``register()`` its :class:`CheckKind`, and import it be
 """
 
 # The built-in types register themselves on import.
-from probes.checks import dns, domain, http, mcp, ping, tcp
+from probes.checks import dns, domain, heartbeat, http, mcp, ping, tcp
 from probes.checks.registry import (
     CheckConfig,
     CheckKind,
@@ -26,6 +26,7 @@ __all__ = [
     "check_kinds",
     "dns",
     "domain",
+    "heartbeat",
     "http",
     "kind_of_config",
     "known_kinds_words",

@@ -17,6 +17,7 @@ from probes.checks import (
     unregister,
 )
 from probes.checks.dns import DNS
+from probes.checks.heartbeat import HEARTBEAT
 from probes.checks.http import HTTP, HttpConfig
 from probes.checks.mcp import MCP, McpConfig
 
@@ -38,7 +39,7 @@ def test_anything_else_is_an_unknown_type_naming_the_known_ones(value):
 def test_the_built_in_types_are_listed_by_number():
     kinds = check_kinds()
     assert [kind.number for kind in kinds] == sorted(kind.number for kind in kinds)
-    assert {HTTP, DNS, MCP} <= set(kinds)
+    assert {HTTP, DNS, HEARTBEAT, MCP} <= set(kinds)
 
 
 def test_a_config_finds_its_type():
