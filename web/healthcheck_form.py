@@ -299,5 +299,3 @@ def _typed(text: str, kind: type[int] | type[float]) -> Any:
         number = float(text)
         return int(number) if number.is_integer() else number
     return text
-
-
