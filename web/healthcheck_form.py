@@ -269,9 +269,9 @@ def api_body(form: HealthcheckForm) -> dict[str, Any]:
                 headers[name] = value
             config[item.key] = headers
             continue
-        value = config_value(item, values.get(item.name, ""))
-        if value is not ABSENT:
-            config[item.key] = value
+        typed = config_value(item, values.get(item.name, ""))
+        if typed is not ABSENT:
+            config[item.key] = typed
     body: dict[str, Any] = {
         "name": values["name"].strip(),
         "type": form.type,
