@@ -18,12 +18,13 @@ from django.http import QueryDict
 from monitors.models import Healthcheck
 from monitors.secrets import MASK
 from monitors.services.healthchecks import DEFAULT_INTERVAL_SECONDS
-from probes.checks import check_kind
-from probes.config import DEFAULT_TIMEOUT
+from probes.checks import CheckKind, UnknownCheckKind, check_kind, check_kinds
+from probes.checks.form import ABSENT, FormField, Widget, config_value
 from web.sealed_values import SealBroken, origin_of, seal, unseal
 
-TYPES = ("mcp", "http")
-HTTP_METHODS = ("GET", "HEAD", "POST")
+# The tab a new healthcheck opens on (and the one an unknown ?type= falls back to).
+DEFAULT_TYPE = "mcp"
+COMMON_NAMES = ("name", "interval", "recheck_count", "degraded_threshold_ms", "tags")
 # Empty header rows the form offers below the stored ones (no script needed to add one).
 SPARE_HEADER_ROWS = 2
 MAX_HEADER_ROWS = 50
@@ -39,16 +40,69 @@ FIELD_OF_ERROR = {
     "recheck_count": "recheck_count",
     "degraded_threshold_ms": "degraded_threshold_ms",
     "quorum": "regions",
-    "config": "uri",
-    "config.uri": "uri",
-    "config.requiredTools": "required_tools",
-    "config.minTools": "min_tools",
-    "config.timeout": "timeout",
-    "config.method": "method",
-    "config.expectedStatus": "expected_status",
-    "config.keyword": "keyword",
     "channels": "channels",
 }
+
+
+def kinds() -> list[CheckKind[Any]]:
+    """Return the registered types in tab order: the default first, then by number."""
+    every = check_kinds()
+    return sorted(every, key=lambda kind: (kind.name != DEFAULT_TYPE, kind.number))
+
+
+def type_names() -> tuple[str, ...]:
+    """Return the names of the registered types, in tab order."""
+    return tuple(kind.name for kind in kinds())
+
+
+def kind_named(name: str) -> CheckKind[Any]:
+    """Return the type named ``name``, or the default tab's type when no type has that name."""
+    try:
+        return check_kind(name) if name in type_names() else check_kind(DEFAULT_TYPE)
+    except UnknownCheckKind:
+        return kinds()[0]
+
+
+def value_fields(kind: CheckKind[Any]) -> tuple[FormField, ...]:
+    """Return the kind's fields that hold a typed value (the headers draw their own rows)."""
+    return tuple(item for item in kind.form if item.widget is not Widget.HEADERS)
+
+
+def shown_fields(kind: CheckKind[Any]) -> tuple[list[FormField], list[FormField]]:
+    """Return the kind's fields in view and those under Advanced settings: from its headers on."""
+    at = next((i for i, item in enumerate(kind.form) if item.widget is Widget.HEADERS), len(kind.form))
+    return list(kind.form[:at]), list(kind.form[at:])
+
+
+def _shown(item: FormField, value: object) -> str:
+    if item.widget is Widget.CODES and isinstance(value, list):
+        return ", ".join(str(part) for part in value)
+    return item.shown(value)
+
+
+def _default(kind: CheckKind[Any], item: FormField) -> object:
+    return dict(kind.schema.get("properties", {}).get(item.key, {})).get("default")
+
+
+def _type_values(chosen: CheckKind[Any], config: Mapping[str, Any]) -> dict[str, str]:
+    """Return the text of every type's fields: the chosen type's from ``config``, the others' defaults."""
+    values: dict[str, str] = {}
+    for kind in [chosen, *kinds()]:
+        for item in value_fields(kind):
+            if item.name in values:
+                continue
+            if kind is chosen and item.key in config:
+                values[item.name] = _shown(item, config[item.key])
+            else:
+                values[item.name] = _shown(item, _default(kind, item))
+    return values
+
+
+def _form_names() -> list[str]:
+    names = dict.fromkeys(COMMON_NAMES)
+    for kind in kinds():
+        names.update(dict.fromkeys(item.name for item in value_fields(kind)))
+    return list(names)
 
 
 @dataclass
@@ -65,8 +119,15 @@ class HealthcheckForm:
 
     def add_errors(self, errors: Mapping[str, Any]) -> None:
         """Put API-shaped errors (``{"config.minTools": ["…"]}``) next to the form's fields."""
+        of_config = {f"config.{item.key}": item.name for item in kind_named(self.type).form}
+        first = next((item.name for item in value_fields(kind_named(self.type))), NON_FIELD)
         for key, messages in errors.items():
-            target = FIELD_OF_ERROR.get(key, "headers" if key.startswith("config.headers") else NON_FIELD)
+            target = FIELD_OF_ERROR.get(key) or of_config.get(key)
+            if target is None:
+                if key.startswith("config.headers"):
+                    target = "headers"
+                else:
+                    target = first if key == "config" else NON_FIELD
             for message in _messages(messages):
                 # A header's error names the header: "X-Key: Send the value: …".
                 if key.startswith("config.headers."):
@@ -116,21 +177,16 @@ def _messages(value: Any) -> Iterable[str]:
 
 def blank_form(type_name: str, *, region_slugs: list[str], min_interval: int) -> HealthcheckForm:
     """Return a new healthcheck's form: the API's defaults filled in."""
+    kind = kind_named(type_name)
     return HealthcheckForm(
-        type=type_name if type_name in TYPES else "mcp",
+        type=kind.name,
         values={
             "name": "",
-            "uri": "",
             "interval": str(max(DEFAULT_INTERVAL_SECONDS, min_interval)),
-            "timeout": str(DEFAULT_TIMEOUT),
-            "min_tools": "0",
-            "required_tools": "",
             "recheck_count": "2",
             "degraded_threshold_ms": "",
             "tags": "",
-            "method": "GET",
-            "expected_status": "2xx",
-            "keyword": "",
+            **_type_values(kind, {}),
         },
         regions=list(region_slugs),
         headers=[],
@@ -140,24 +196,18 @@ def blank_form(type_name: str, *, region_slugs: list[str], min_interval: int) ->
 def form_of(healthcheck: Healthcheck) -> HealthcheckForm:
     """Return the form of a stored healthcheck; header values come masked, as the API answers them."""
     config = healthcheck.config
-    kind = check_kind(healthcheck.type).name
+    kind = kind_named(check_kind(healthcheck.type).name)
     return HealthcheckForm(
-        type=kind if kind in TYPES else "mcp",
+        type=kind.name,
         values={
             "name": healthcheck.name,
-            "uri": str(config.get("uri", "")),
             "interval": str(healthcheck.interval_seconds),
-            "timeout": _number(config.get("timeout", DEFAULT_TIMEOUT)),
-            "min_tools": str(config.get("minTools", 0)),
-            "required_tools": "\n".join(config.get("requiredTools", [])),
             "recheck_count": str(healthcheck.recheck_count),
             "degraded_threshold_ms": ""
             if healthcheck.degraded_threshold_ms is None
             else str(healthcheck.degraded_threshold_ms),
             "tags": ", ".join(sorted(tag.name for tag in healthcheck.tag_rows.all())),
-            "method": str(config.get("method", "GET")),
-            "expected_status": ", ".join(str(item) for item in config.get("expectedStatus", ["2xx"])),
-            "keyword": str(config.get("keyword") or ""),
+            **_type_values(kind, config),
         },
         regions=sorted(region.slug for region in healthcheck.regions.all()),
         headers=list(dict(config.get("headers", {})).items()),
@@ -170,7 +220,7 @@ def posted_form(data: QueryDict, *, organization_id: str) -> HealthcheckForm:
     A header value left as the mask beside a sealed one is the value typed before the last
     re-render; it opens only for the same organization and the URL's same origin.
     """
-    type_name = data.get("type", "mcp")
+    type_name = data.get("type", DEFAULT_TYPE)
     origin = origin_of(data.get("uri", ""))
     headers = []
     broken = []
@@ -186,22 +236,9 @@ def posted_form(data: QueryDict, *, organization_id: str) -> HealthcheckForm:
                 value = ""
         if name or value:
             headers.append((name, value))
-    names = [
-        "name",
-        "uri",
-        "interval",
-        "timeout",
-        "min_tools",
-        "required_tools",
-        "recheck_count",
-        "degraded_threshold_ms",
-        "tags",
-        "method",
-        "expected_status",
-        "keyword",
-    ]
+    names = _form_names()
     form = HealthcheckForm(
-        type=type_name if type_name in TYPES else "mcp",
+        type=kind_named(type_name).name,
         values={name: data.get(name, "") for name in names},
         regions=data.getlist("regions"),
         headers=headers,
@@ -221,23 +258,20 @@ def api_body(form: HealthcheckForm) -> dict[str, Any]:
     validation answers it with the API's own message.
     """
     values = form.values
-    config: dict[str, Any] = {"uri": values["uri"].strip(), "timeout": _typed(values["timeout"], float)}
-    headers: dict[str, str] = {}
-    for name, value in form.headers:
-        if name in headers:
-            form.errors.setdefault("headers", []).append(f"{name}: This header is given twice.")
-        headers[name] = value
-    config["headers"] = headers
-    if form.type == "mcp":
-        config["requiredTools"] = [
-            line.strip() for line in values["required_tools"].splitlines() if line.strip()
-        ]
-        config["minTools"] = _typed(values["min_tools"], int) if values["min_tools"].strip() else 0
-    else:
-        config["method"] = values["method"]
-        statuses = [item.strip() for item in values["expected_status"].split(",") if item.strip()]
-        config["expectedStatus"] = [_typed(item, int) for item in statuses] or ["2xx"]
-        config["keyword"] = values["keyword"] or None
+    kind = kind_named(form.type)
+    config: dict[str, Any] = {}
+    for item in kind.form:
+        if item.widget is Widget.HEADERS:
+            headers: dict[str, str] = {}
+            for name, value in form.headers:
+                if name in headers:
+                    form.errors.setdefault("headers", []).append(f"{name}: This header is given twice.")
+                headers[name] = value
+            config[item.key] = headers
+            continue
+        typed = config_value(item, values.get(item.name, ""))
+        if typed is not ABSENT:
+            config[item.key] = typed
     body: dict[str, Any] = {
         "name": values["name"].strip(),
         "type": form.type,
@@ -265,9 +299,3 @@ def _typed(text: str, kind: type[int] | type[float]) -> Any:
         number = float(text)
         return int(number) if number.is_integer() else number
     return text
-
-
-def _number(value: Any) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)

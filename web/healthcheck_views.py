@@ -47,7 +47,9 @@ def _form_context(
         "form": form,
         "header_rows": hc_form.header_rows(form, organization_id=str(seat.organization.public_id)),
         "allowed_regions": list(selectors.regions_allowed(organization=seat.organization)),
-        "methods": hc_form.HTTP_METHODS,
+        "kinds": hc_form.kinds(),
+        "fields_shown": hc_form.shown_fields(hc_form.kind_named(form.type))[0],
+        "fields_advanced": hc_form.shown_fields(hc_form.kind_named(form.type))[1],
         "channels": list(alert_selectors.channels_of(organization=seat.organization)),
         **extra,
     }
@@ -59,7 +61,7 @@ def healthcheck_new(request: HttpRequest, seat: Seat) -> HttpResponse:
     """Show the new healthcheck form (tabs by ?type=), test it once, or create the healthcheck."""
     if request.method != "POST":
         form = hc_form.blank_form(
-            request.GET.get("type", "mcp"),
+            request.GET.get("type", hc_form.DEFAULT_TYPE),
             region_slugs=[r.slug for r in selectors.regions_allowed(organization=seat.organization)],
             min_interval=seat.organization.plan.min_interval_seconds,
         )
@@ -74,7 +76,7 @@ def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
     if request.method != "POST":
         form = hc_form.form_of(healthcheck)
         form.channels = _own_channels(healthcheck)
-        if request.GET.get("type") in hc_form.TYPES:
+        if request.GET.get("type") in hc_form.type_names():
             form.type = request.GET["type"]
         return render(
             request, "web/healthchecks/form.html", _form_context(request, seat, form, healthcheck=healthcheck)

@@ -186,7 +186,7 @@ def dashboard(request: HttpRequest, seat: Seat) -> HttpResponse:
         "board": board,
         "query": request.GET,
         "statuses": STATUS_CHOICES,
-        "types": hc_form.TYPES,
+        "types": hc_form.type_names(),
         "refresh_url": request.get_full_path(),
     }
     if request.headers.get("HX-Request") == "true":

@@ -27,16 +27,24 @@ def placeholder(monitor_name: str, header: str) -> str:
 
 
 def file_config(healthcheck: dict[str, Any]) -> dict[str, Any]:
-    """Return a healthcheck's config as a file writes it: no uri, no defaults, headers as references."""
+    """Return a healthcheck's config as a file writes it: no uri (the target), no defaults, headers as references."""
     config = dict(healthcheck["config"])
-    uri = config.pop(F.URI_KEY, None)
     headers = config.pop("headers", None) or {}
+    required: list[str] = []
     try:
         kind = check_kind(healthcheck["type_name"])
-        defaults = kind.to_api(kind.parse({F.URI_KEY: uri}))
+        # The type's defaults: what its parser fills in around the keys its schema requires.
+        required = [key for key in dict(kind.schema).get("required", []) if key != "headers"]
+        defaults = kind.to_api(kind.parse({key: config[key] for key in required if key in config}))
     except (UnknownCheckKind, ConfigError):
         defaults = {}
-    out = {key: value for key, value in config.items() if key not in defaults or defaults[key] != value}
+    # A uri is the monitor's `target` (fields.file_entry), never a config key of the file.
+    config.pop(F.URI_KEY, None)
+    out = {
+        key: value
+        for key, value in config.items()
+        if key in required or key not in defaults or defaults[key] != value
+    }
     if headers:
         out["headers"] = {name: f"${{{placeholder(healthcheck['name'], name)}}}" for name in headers}
     return out

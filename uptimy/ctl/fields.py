@@ -55,7 +55,10 @@ FIELDS: tuple[FileField, ...] = (
     FileField("listing", "listing", MAPPING_OR_NULL),
 )
 BY_NAME = {field.name: field for field in FIELDS}
-REQUIRED = ("name", "type", "target")
+REQUIRED = ("name", "type")
+# `target` is the API's config.uri, for the types whose config has a uri (required for those);
+# a type without one (host and port, a name, nothing) writes every setting under `config:`.
+TARGET = "target"
 # The API fields a monitor entry sets besides name, type and config, compared and sent one by one.
 PLAIN_API_FIELDS = tuple(
     field.api
@@ -65,6 +68,13 @@ PLAIN_API_FIELDS = tuple(
 # Fields compared as sets: the API answers them sorted.
 SET_FIELDS = frozenset({"regions", "tags"})
 URI_KEY = "uri"
+
+
+def has_target(kind: Any) -> bool:
+    """Return whether a check type's config has a uri, which the file writes as the monitor's `target`."""
+    return URI_KEY in dict(kind.schema).get("properties", {})
+
+
 # The listing's fields as the API names them (its PUT body; the file writes the same keys), and
 # the one check type that has a listing.
 LISTING = "listing"
@@ -89,11 +99,9 @@ def file_entry(
     healthcheck: dict[str, Any], *, config: dict[str, Any], listing: dict[str, Any] | None = None
 ) -> dict[str, Any]:
     """Return a monitor entry in the file's format from an API healthcheck, its file-shaped ``config`` and listing."""
-    entry: dict[str, Any] = {
-        "name": healthcheck["name"],
-        "type": healthcheck["type_name"],
-        "target": healthcheck["config"].get(URI_KEY),
-    }
+    entry: dict[str, Any] = {"name": healthcheck["name"], "type": healthcheck["type_name"]}
+    if URI_KEY in healthcheck["config"]:
+        entry[TARGET] = healthcheck["config"][URI_KEY]
     if config:
         entry["config"] = config
     for field in FIELDS:

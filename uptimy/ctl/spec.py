@@ -259,6 +259,17 @@ class _Reader:
         except UnknownCheckKind as exc:
             self.problem(_join(path, "type"), _sentence(str(exc)), key_nodes["type"])
             return None
+        if F.has_target(kind) and F.TARGET not in values:
+            if not any(p.path == _join(path, F.TARGET) for p in self.problems[before:]):
+                self.problem(_join(path, F.TARGET), "required", node)
+            return None
+        if not F.has_target(kind) and F.TARGET in values:
+            self.problem(
+                _join(path, F.TARGET),
+                f"a monitor of type {kind.name} has no target; write its settings under `config:`",
+                key_nodes[F.TARGET],
+            )
+            return None
         monitor = Monitor(
             index=index,
             name=values["name"],
@@ -323,7 +334,8 @@ class _Reader:
                         key_places[f"headers.{name}"] = _place(
                             _join(path, f"config.headers.{name}"), name_node
                         )
-        if F.URI_KEY in raw:
+        target = F.has_target(kind)
+        if target and F.URI_KEY in raw:
             self.problems.append(
                 _from_place(key_places[F.URI_KEY], "write the URL as the monitor's `target`")
             )
@@ -332,7 +344,8 @@ class _Reader:
             monitor.places[f"config.{key}"] = place
         if isinstance(raw.get("headers"), dict):
             raw["headers"] = self.headers(monitor, raw["headers"])
-        raw[F.URI_KEY] = values["target"]
+        if target:
+            raw[F.URI_KEY] = values[F.TARGET]
         try:
             parsed = kind.parse(raw)
         except ConfigError as exc:
@@ -340,7 +353,7 @@ class _Reader:
                 place = monitor.place(f"config.{key}" if key != F.URI_KEY else "config.uri")
                 self.problems.append(_from_place(place, _sentence(message)))
             return
-        pasted_key = key_in_url_words(parsed.uri)
+        pasted_key = key_in_url_words(parsed.uri) if target else None
         if pasted_key is not None:
             self.problems.append(_from_place(monitor.place("config.uri"), _sentence(pasted_key)))
             return
