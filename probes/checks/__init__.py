@@ -5,7 +5,7 @@ schema and run function, ``register()`` its :class:`CheckKind`, and import it be
 """
 
 # The built-in types register themselves on import.
-from probes.checks import http, mcp
+from probes.checks import http, mcp, tls
 from probes.checks.registry import (
     CheckConfig,
     CheckKind,
@@ -29,5 +29,6 @@ __all__ = [
     "known_kinds_words",
     "mcp",
     "register",
+    "tls",
     "unregister",
 ]
