@@ -260,7 +260,7 @@ def judge(
     if now < certificate.not_before:
         return Verdict(Status.DOWN, FailureKind.CERTIFICATE, _not_yet_words(certificate, now))
     left = certificate.not_after - now
-    if left < timedelta(days=warn_days):
+    if left <= timedelta(days=warn_days):
         days = days_left(certificate, now)
         when = "in less than a day" if days < 1 else f"in {_days(days)}"
         return Verdict(
