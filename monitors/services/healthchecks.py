@@ -396,7 +396,9 @@ def _prepared_config(
     except ConfigError as exc:
         raise ConfigInvalid({f"config.{key}": message for key, message in exc.errors.items()}) from None
     # Refused where a URL is written, not in the parser: a stored check saved before keeps running.
-    pasted_key = key_in_url_words(parsed.uri)
+    # Only types that watch a URL have one (a TLS check has a host and a port).
+    uri = getattr(parsed, "uri", None)
+    pasted_key = key_in_url_words(uri) if isinstance(uri, str) else None
     if pasted_key is not None:
         raise ConfigInvalid({"config.uri": pasted_key})
     api_config = check_type.to_api(parsed)
