@@ -19,14 +19,16 @@ def test_a_type_is_found_by_its_number_or_its_name(value, expected):
     assert check_kind(value) is expected
 
 
-@pytest.mark.parametrize("value", [0, 2, 99, "ftp", "", True, None, 13.0, "1" * 400, ["mcp"], "²", "１３"])
+@pytest.mark.parametrize("value", [0, 12, 99, "ftp", "", True, None, 13.0, "1" * 400, ["mcp"], "²", "１３"])
 def test_anything_else_is_an_unknown_type_naming_the_known_ones(value):
-    with pytest.raises(UnknownCheckKind, match='use 1 or "http", 13 or "mcp"'):
+    with pytest.raises(UnknownCheckKind, match='use 1 or "http", .*13 or "mcp"'):
         check_kind(value)
 
 
 def test_the_built_in_types_are_listed_by_number():
-    assert check_kinds() == [HTTP, MCP]
+    kinds = check_kinds()
+    assert {HTTP, MCP} <= set(kinds)
+    assert [kind.number for kind in kinds] == sorted(kind.number for kind in kinds)
 
 
 def test_a_config_finds_its_type():
@@ -52,9 +54,10 @@ class _OtherConfig:
     ],
 )
 def test_a_registration_that_clashes_or_is_malformed_is_refused(change, message):
+    before = check_kinds()
     with pytest.raises(ValueError, match=message):
         register(replace(MCP, **change))
-    assert check_kinds() == [HTTP, MCP]
+    assert check_kinds() == before
 
 
 def test_unregistering_forgets_the_type():
