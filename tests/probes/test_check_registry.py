@@ -21,7 +21,7 @@ def test_a_type_is_found_by_its_number_or_its_name(value, expected):
 
 @pytest.mark.parametrize("value", [0, 12, 99, "ftp", "", True, None, 13.0, "1" * 400, ["mcp"], "²", "１３"])
 def test_anything_else_is_an_unknown_type_naming_the_known_ones(value):
-    with pytest.raises(UnknownCheckKind, match='use 1 or "http", .*13 or "mcp"'):
+    with pytest.raises(UnknownCheckKind, match=r'use 1 or "http", .*13 or "mcp"'):
         check_kind(value)
 
 
