@@ -51,11 +51,22 @@ _BASE_NAMES = frozenset({"host", "user-agent", "accept-encoding"})
 class CheckFailed(Exception):
     """Carry a check's verdict out of deep code: a failure kind and the sentence users read."""
 
-    def __init__(self, kind: FailureKind, reason: str, *, http_status: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: FailureKind,
+        reason: str,
+        *,
+        http_status: int | None = None,
+        verify_code: int | None = None,
+        verify_message: str = "",
+    ) -> None:
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
         self.http_status = http_status
+        # Set when a TLS handshake's certificate verification failed: OpenSSL's code and words.
+        self.verify_code = verify_code
+        self.verify_message = verify_message
 
 
 async def resolve_name(host: str, port: int, nameservers: resolver.Nameservers = ()) -> list[IPAddress]:
@@ -251,6 +262,22 @@ class Connection:
         self._tls_ms: float | None = None
         self._ttfb_ms: float | None = None
         self._sent_first = False
+        # The DER leaf certificate of the first TLS handshake that verified (HTTPS, MCP, TLS).
+        self._peer_certificate: bytes | None = None
+        self._peer_name = ""
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext:
+        """Return the context handshakes verify with (the caller's trust store)."""
+        return self._ssl_context
+
+    @property
+    def peer_certificate(self) -> tuple[bytes, str] | None:
+        """Return the DER leaf certificate of the check's first verified TLS handshake and the
+        name it was verified for, or None when no handshake verified."""
+        if self._peer_certificate is None:
+            return None
+        return self._peer_certificate, self._peer_name
 
     @property
     def nameservers(self) -> resolver.Nameservers:
@@ -402,14 +429,20 @@ class Connection:
             await stream.start_tls(context or self._ssl_context, server_hostname=host)
         except ssl.SSLCertVerificationError as exc:
             stream.close()
+            message = exc.verify_message or exc.reason or ""
             raise CheckFailed(
-                FailureKind.TLS, f"TLS handshake failed: {exc.verify_message or exc.reason}"
+                FailureKind.TLS,
+                f"TLS handshake failed: {message}",
+                verify_code=exc.verify_code,
+                verify_message=message,
             ) from None
         except (ssl.SSLError, OSError) as exc:
             stream.close()
             raise CheckFailed(FailureKind.TLS, f"TLS handshake failed: {_tls_words(exc)}") from None
         if self._tls_ms is None:
             self._tls_ms = (time.perf_counter() - started) * 1000
+        if self._peer_certificate is None and (context or self._ssl_context).verify_mode != ssl.CERT_NONE:
+            self._peer_certificate, self._peer_name = leaf_certificate(stream), host
 
     async def pin_host(self, host: str, port: int) -> None:
         """Resolve ``host`` once, refuse it when the guard says so, and remember the answer."""
@@ -527,6 +560,16 @@ def _round(value: float | None) -> float | None:
 def shown_url(url: httpx.URL) -> str:
     """Return the URL without its query: legacy endpoints carry session ids there."""
     return str(url.copy_with(query=None, fragment=None))
+
+
+def leaf_certificate(stream: wire.Stream) -> bytes | None:
+    """Return the DER certificate the peer of a TLS stream sent, or None (a stream without a socket)."""
+    transport = getattr(stream, "transport", None)
+    ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+    if not isinstance(ssl_object, ssl.SSLObject):
+        return None
+    der = ssl_object.getpeercert(binary_form=True)
+    return der or None
 
 
 def _tls_words(exc: BaseException) -> str:

@@ -23,7 +23,7 @@ from typing import Any, Generic, TypeVar
 
 import httpx
 
-from probes import __version__
+from probes import __version__, certificates
 from probes.checks import CheckConfig, kind_of_config
 from probes.connection import Connection
 from probes.mcp.tools import storable_tool
@@ -91,7 +91,22 @@ async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
             outcome = await run(config, conn, deadline=deadline)
         finally:
             await conn.aclose()
+        outcome = with_certificate(outcome, conn)
     return finish_outcome(outcome, redactor)
+
+
+def with_certificate(outcome: ProbeOutcome, conn: Connection) -> ProbeOutcome:
+    """Return ``outcome`` with the leaf certificate of the check's first verified handshake in
+    ``details["certificate"]`` (every HTTPS check: HTTP, MCP), unless its type put one there."""
+    peer = conn.peer_certificate
+    if peer is None or "certificate" in outcome.details:
+        return outcome
+    der, name = peer
+    parsed = certificates.parse(der)
+    if parsed is None:
+        return outcome
+    described = certificates.describe(parsed, now=certificates.utc_now(), server_name=name)
+    return replace(outcome, details={**outcome.details, "certificate": described})
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,7 @@ schema and run function, ``register()`` its :class:`CheckKind`, and import it be
 """
 
 # The built-in types register themselves on import.
-from probes.checks import dns, domain, heartbeat, http, mcp, ping, tcp
+from probes.checks import dns, domain, heartbeat, http, mcp, ping, tcp, tls
 from probes.checks.registry import (
     CheckConfig,
     CheckKind,
@@ -34,5 +34,6 @@ __all__ = [
     "ping",
     "register",
     "tcp",
+    "tls",
     "unregister",
 ]

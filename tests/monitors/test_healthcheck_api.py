@@ -252,7 +252,7 @@ def test_a_malformed_id_is_a_404(client):
         ({"name": ""}, "name"),
         ({"name": "x" * 201}, "name"),
         ({"type": "ftp"}, "type"),
-        ({"type": 2}, "type"),
+        ({"type": 12}, "type"),
         ({"type": True}, "type"),
         ({"config": "https://x"}, "config"),
         ({"config": {"uri": "ftp://mcp.example.com/"}}, "config.uri"),

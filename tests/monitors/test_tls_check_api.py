@@ -1,0 +1,105 @@
+"""The TLS check type through the API and the worker, against a real TLS server on loopback."""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from probes import certificates, runner
+from tests.probes.tls_support import HOST, Pki, scenarios
+
+URL = "/api/v1/healthchecks/"
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"port": 0}, "config.port"),
+        ({"port": 70000}, "config.port"),
+        ({"warnDays": 400}, "config.warnDays"),
+        ({"starttls": "ftp"}, "config.starttls"),
+    ],
+)
+def test_bad_fields_are_a_400_naming_them(client, config, field):
+    response = client.post(
+        URL, {"name": "cert", "type": "tls", "config": {"host": "example.com", **config}}, format="json"
+    )
+
+    assert response.status_code == 400
+    assert field in str(response.json())
+
+
+def test_the_api_creates_it_by_name_and_number(client):
+    for type_ in ("tls", 2):
+        response = client.post(
+            URL, {"name": "cert", "type": type_, "config": {"host": "example.com"}}, format="json"
+        )
+        assert response.status_code == 201, response.json()
+        body = response.json()
+        assert (body["type"], body["type_name"]) == (2, "tls")
+        assert body["config"] == {
+            "host": "example.com",
+            "port": 443,
+            "starttls": None,
+            "serverName": None,
+            "warnDays": 14,
+            "timeout": 10.0,
+            "headers": {},
+        }
+
+
+def _serve(context: ssl.SSLContext) -> Iterator[int]:
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    stop = threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                sock, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                with context.wrap_socket(sock, server_side=True) as tls:
+                    tls.recv(1)
+            except (OSError, ssl.SSLError):
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield port
+    stop.set()
+    listener.close()
+    thread.join(5)
+
+
+@pytest.fixture
+def expiring_server() -> Iterator[tuple[Pki, int]]:
+    pki = Pki()
+    for port in _serve(scenarios(pki)["expiring"]):
+        yield pki, port
+
+
+def test_the_worker_degrades_a_certificate_that_expires_in_3_days(
+    client, settings, monkeypatch, expiring_server
+):
+    pki, port = expiring_server
+    settings.REDIS_URL = ""  # the embedded mode: run-now runs the batch in this process
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+    monkeypatch.setattr(runner, "default_ssl_context", pki.client)
+    monkeypatch.setattr(certificates, "utc_now", lambda: pki.now)
+    config = {"host": "127.0.0.1", "port": port, "serverName": HOST, "timeout": 5}
+    check_id = client.post(URL, {"name": "cert", "type": "tls", "config": config}, format="json").json()["id"]
+
+    results = client.post(f"{URL}{check_id}/run/").json()
+
+    assert results
+    assert {result["status"] for result in results} == {"degraded"}
+    assert all("expires in 3 days" in result["reason"] for result in results)
+    assert all(result["details"]["certificate"]["days_left"] == 3 for result in results)
+    healthcheck = client.get(f"{URL}{check_id}/").json()
+    assert healthcheck["status"] == "degraded", healthcheck
