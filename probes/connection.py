@@ -25,13 +25,14 @@ import re
 import socket
 import ssl
 import time
+from dataclasses import replace
 
 import httpx
 
 from probes import netguard, resolver, wire
 from probes.netguard import IPAddress
 from probes.redact import clip
-from probes.types import FailureKind, Timings
+from probes.types import FailureKind, ProbeOutcome, Timings
 from probes.wire import Response
 
 MAX_BODY_BYTES = 5 * 1024 * 1024
@@ -516,6 +517,10 @@ class Connection:
         """Keep the connection of an event stream that was read as far as needed, when the
         server ends the stream at once (within SSE_END_BUDGET seconds); otherwise close it."""
         await response.finish(SSE_END_BUDGET, DISCARD_BYTES)
+
+    def finished(self, started: float, outcome: ProbeOutcome) -> ProbeOutcome:
+        """Return ``outcome`` with this check's timings, the total from ``started`` (``time.perf_counter()``)."""
+        return replace(outcome, timings=self.timings((time.perf_counter() - started) * 1000))
 
     def timings(self, total_ms: float | None) -> Timings:
         return Timings(

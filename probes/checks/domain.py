@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -178,15 +178,15 @@ async def check_domain(config: DomainConfig, conn: Connection, *, deadline: floa
             data = await _answer(conn, bases[0], config.domain)
     except CheckFailed as failed:
         if failed.kind is FailureKind.BLOCKED_ADDRESS:
-            return _ended(
-                conn, started, ProbeOutcome(status=Status.DOWN, kind=failed.kind, reason=failed.reason)
+            return conn.finished(
+                started, ProbeOutcome(status=Status.DOWN, kind=failed.kind, reason=failed.reason)
             )
         if failed.http_status == 404:
             reason = f"The registry has no registration for {config.domain} (RDAP answered 404)"
             outcome = ProbeOutcome(
                 status=Status.DOWN, kind=FailureKind.DOMAIN_EXPIRED, reason=reason, http_status=404
             )
-            return _ended(conn, started, outcome)
+            return conn.finished(started, outcome)
         return _unmeasured(
             conn, started, f"The registry's RDAP service failed ({failed.reason}); the expiry was not checked"
         )
@@ -211,10 +211,10 @@ async def check_domain(config: DomainConfig, conn: Connection, *, deadline: floa
     now = datetime.now(UTC)
     if registration.expires_at is None:
         warning = f"The registry publishes no expiry date for {config.domain}; it was not checked"
-        return _ended(conn, started, ProbeOutcome(status=Status.UP, warnings=(warning,), details=details))
+        return conn.finished(started, ProbeOutcome(status=Status.UP, warnings=(warning,), details=details))
     details["days_left"] = (registration.expires_at - now).days
     status, kind, reason = judge(config, registration.expires_at, now=now)
-    return _ended(conn, started, ProbeOutcome(status=status, kind=kind, reason=reason, details=details))
+    return conn.finished(started, ProbeOutcome(status=status, kind=kind, reason=reason, details=details))
 
 
 async def _answer(conn: Connection, base: str, domain: str) -> Any:
@@ -248,13 +248,9 @@ async def _answer(conn: Connection, base: str, domain: str) -> Any:
 
 def _unmeasured(conn: Connection, started: float, warning: str) -> ProbeOutcome:
     """Return the up outcome of a run that could not measure the expiry, saying what was not checked."""
-    return _ended(
-        conn, started, ProbeOutcome(status=Status.UP, warnings=(warning,), details={"measured": False})
+    return conn.finished(
+        started, ProbeOutcome(status=Status.UP, warnings=(warning,), details={"measured": False})
     )
-
-
-def _ended(conn: Connection, started: float, outcome: ProbeOutcome) -> ProbeOutcome:
-    return replace(outcome, timings=conn.timings((time.perf_counter() - started) * 1000))
 
 
 DOMAIN = register(

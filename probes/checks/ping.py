@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import icmplib
@@ -220,20 +220,22 @@ async def check_ping(config: PingConfig, conn: Connection, *, deadline: float) -
             share = (deadline - loop.time()) / config.count - INTERVAL_SECONDS
             echoes = await echo(address, count=config.count, timeout=max(0.1, min(2.0, share * 0.9)))
     except CheckFailed as failed:
-        return _ended(conn, started, ProbeOutcome(status=Status.DOWN, kind=failed.kind, reason=failed.reason))
+        return conn.finished(
+            started, ProbeOutcome(status=Status.DOWN, kind=failed.kind, reason=failed.reason)
+        )
     except TimeoutError:
         reason = conn.timeout_words(config.timeout) or f"No answer within {config.timeout:g} s"
-        return _ended(
-            conn, started, ProbeOutcome(status=Status.DOWN, kind=FailureKind.TIMEOUT, reason=reason)
+        return conn.finished(
+            started, ProbeOutcome(status=Status.DOWN, kind=FailureKind.TIMEOUT, reason=reason)
         )
     except icmplib.SocketPermissionError:
-        return _ended(
-            conn, started, ProbeOutcome(status=Status.DOWN, kind=FailureKind.CONFIG, reason=PING_GROUP_WORDS)
+        return conn.finished(
+            started, ProbeOutcome(status=Status.DOWN, kind=FailureKind.CONFIG, reason=PING_GROUP_WORDS)
         )
     except icmplib.ICMPLibError as exc:
         reason = f"Ping to {config.host} failed: {exc}"
-        return _ended(
-            conn, started, ProbeOutcome(status=Status.DOWN, kind=FailureKind.CONNECT, reason=reason)
+        return conn.finished(
+            started, ProbeOutcome(status=Status.DOWN, kind=FailureKind.CONNECT, reason=reason)
         )
     status, kind, reason = judge(config, echoes)
     details = {
@@ -250,10 +252,6 @@ async def check_ping(config: PingConfig, conn: Connection, *, deadline: float) -
     # interval between echoes sets): that is what the chart and the degraded threshold read.
     timings = Timings(dns_ms=dns, total_ms=round(echoes.avg_ms, 3) if echoes.received else None)
     return ProbeOutcome(status=status, kind=kind, reason=reason, timings=timings, details=details)
-
-
-def _ended(conn: Connection, started: float, outcome: ProbeOutcome) -> ProbeOutcome:
-    return replace(outcome, timings=conn.timings((time.perf_counter() - started) * 1000))
 
 
 PING = register(

@@ -65,7 +65,7 @@ def test_a_crash_inside_the_check_exits_1_without_printing_a_header_value(monkey
     def crash(config, env):
         raise RuntimeError(f"boom {dict(config.headers)}")
 
-    monkeypatch.setattr("monitors.management.commands.mcpcheck.run_check_sync", crash)
+    monkeypatch.setattr("monitors.management.check_commands.run_check_sync", crash)
     out = StringIO()
 
     with pytest.raises(SystemExit) as exit_:

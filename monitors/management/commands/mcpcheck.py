@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from monitors.management.header_options import EXIT_USAGE, headers_of
-from monitors.worker.execution import probe_env
+from monitors.management.check_commands import EXIT_USAGE, headers_of, run_and_print
 from probes.checks.mcp import McpConfig, parse_mcp_config
 from probes.config import ConfigError
-from probes.runner import crashed_outcome, outcome_to_json, run_check_sync
+from probes.runner import outcome_to_json
 from probes.types import FailureKind, ProbeOutcome, Status
 
 # Exit codes: 0 up, 1 down, 2 a usage or config error (argparse's own code for bad usage).
@@ -53,16 +51,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         config = self._config(options)
-        env = probe_env()
-        try:
-            outcome = run_check_sync(config, env)
-        except Exception as exc:
-            # A bug of ours: logged with the header values redacted, never printed with them.
-            outcome = crashed_outcome(config, exc)
-        if options["json"]:
-            self.stdout.write(json.dumps(outcome_to_json(outcome), indent=2, sort_keys=True))
-        else:
-            self.stdout.write(summary(config, outcome))
+        outcome = run_and_print(config, self.stdout, as_json=options["json"], summary=summary)
         if outcome.status is not Status.UP:
             # Raise rather than return so call_command() callers see the code too.
             sys.exit(EXIT_DOWN)

@@ -8,11 +8,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from monitors.management.header_options import EXIT_USAGE, headers_of
-from monitors.worker.execution import probe_env
+from monitors.management.check_commands import EXIT_USAGE, headers_of, run_and_print
 from probes.checks import CheckConfig, UnknownCheckKind, check_kind, check_kinds
 from probes.config import ConfigError
-from probes.runner import crashed_outcome, outcome_to_json, run_check_sync
+from probes.runner import outcome_to_json
 from probes.types import ProbeOutcome, Status
 
 # Exit codes: 0 up, 1 down, 2 a usage or config error (argparse's own code), 3 degraded.
@@ -47,15 +46,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         config = self._config(options)
-        try:
-            outcome = run_check_sync(config, probe_env())
-        except Exception as exc:
-            # A bug of ours: logged with the secrets redacted, never printed with them.
-            outcome = crashed_outcome(config, exc)
-        if options["json"]:
-            self.stdout.write(json.dumps(outcome_to_json(outcome), indent=2, sort_keys=True))
-        else:
-            self.stdout.write(summary(config, outcome))
+        outcome = run_and_print(config, self.stdout, as_json=options["json"], summary=summary)
         code = EXIT_FOR_STATUS.get(outcome.status, 1)
         if code:
             # Raise rather than return so call_command() callers see the code too.
