@@ -379,7 +379,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
 
 
 FORM = (
-    FormField("name", "dns_name", "Name", Widget.TEXT, placeholder="example.com", required=True),
+    FormField("name", "dns_name", "Record name", Widget.TEXT, placeholder="example.com", required=True),
     FormField("recordType", "record_type", "Record type", Widget.CHOICE, choices=RECORD_TYPES),
     FormField(
         "nameserver",
