@@ -15,12 +15,14 @@ from monitors.models import (
     Healthcheck,
     HealthcheckListing,
     HealthcheckTag,
+    Heartbeat,
     Invitation,
     MaintenanceWindow,
     MaintenanceWindowTag,
     Membership,
     Organization,
     OutboxBatch,
+    Ping,
     Plan,
     ProbeResult,
     RateCounter,
@@ -193,6 +195,22 @@ class CauseChangeAdmin(ReadOnlyAdmin[CauseChange]):
 class SlotVerdictAdmin(ReadOnlyAdmin[SlotVerdict]):
     list_display = ["healthcheck", "slot", "settle_at"]
     list_select_related = ["healthcheck"]
+
+
+@admin.register(Heartbeat)
+class HeartbeatAdmin(ReadOnlyAdmin[Heartbeat]):
+    # The ping id is the ping URL's secret: the owner reads it from the API, the admin never shows it.
+    exclude = ["ping_id"]
+    list_display = ["healthcheck", "ping_count", "judged_count"]
+    list_select_related = ["healthcheck"]
+
+
+@admin.register(Ping)
+class PingAdmin(ReadOnlyAdmin[Ping]):
+    list_display = ["healthcheck", "at", "kind", "exit_status", "source", "duration_seconds"]
+    list_filter = ["kind"]
+    list_select_related = ["healthcheck"]
+    date_hierarchy = "at"
 
 
 @admin.register(ToolList)
