@@ -9,12 +9,13 @@ The expiry is the ``expiration`` event of the domain object (RFC 9083 §4.5).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from probes.jsonrpc import JsonTooDeep, read_json
 
 SHIPPED_BOOTSTRAP = Path(__file__).with_name("data") / "rdap_dns.json"
 # The bootstrap file is ~70 kB today; a refreshed one far past that is not IANA's.
@@ -47,9 +48,11 @@ def parse_bootstrap(document: bytes) -> Bootstrap:
     if len(document) > MAX_BOOTSTRAP_BYTES:
         raise BootstrapInvalid(f"larger than {MAX_BOOTSTRAP_BYTES // (1024 * 1024)} MiB")
     try:
-        data = json.loads(document)
+        data = read_json(document)
     except ValueError as exc:
         raise BootstrapInvalid(f"not JSON ({exc})") from None
+    except JsonTooDeep as exc:
+        raise BootstrapInvalid(str(exc)) from None
     if not isinstance(data, Mapping) or not isinstance(data.get("services"), list):
         raise BootstrapInvalid('no "services" list')
     services: dict[str, tuple[str, ...]] = {}

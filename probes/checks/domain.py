@@ -13,7 +13,6 @@ domain checks run at most hourly (``min_interval_seconds``): registries ask for 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -33,6 +32,7 @@ from probes.config import (
     validate_host,
 )
 from probes.connection import REDIRECT_STATUSES, CheckFailed, Connection, ascii_host, redirect_target
+from probes.jsonrpc import JsonTooDeep, read_json
 from probes.types import FailureKind, Headers, ProbeOutcome, Status
 
 CONFIG_KEYS = frozenset({"domain", "warnDays", "timeout"})
@@ -238,9 +238,11 @@ async def _answer(conn: Connection, base: str, domain: str) -> Any:
         body = await conn.read_body(response, MAX_ANSWER_BYTES)
         conn.check_deadline()
         try:
-            data = json.loads(body)
+            data = read_json(body)
         except ValueError:
             raise CheckFailed(FailureKind.PROTOCOL, "the answer is not JSON") from None
+        except JsonTooDeep as exc:
+            raise CheckFailed(FailureKind.PROTOCOL, f"the answer {exc}") from None
         _cache[key] = (time.monotonic(), data)
         return data
     raise CheckFailed(FailureKind.REDIRECT_REFUSED, f"more than {MAX_REDIRECTS} redirects")

@@ -796,6 +796,17 @@ def test_a_degraded_run_everywhere_degrades_the_check_with_the_warning_as_its_ca
     )
 
 
+def test_a_result_s_details_are_stored_without_nul_or_lone_surrogates(make):
+    healthcheck = make(recheck_count=0)
+
+    # PostgreSQL's jsonb refuses \u0000: one such text would fail its whole group's insert.
+    record_everywhere(healthcheck, ProbeOutcome(status=Status.UP, details={"re\x00ply": ["a\x00b", "\ud800"]}))
+
+    latest = healthcheck.results.first()
+    assert latest is not None
+    assert latest.details == {"reply": ["ab", "\ufffd"]}
+
+
 def test_a_result_keeps_at_most_16_kib_of_details(make):
     healthcheck = make(recheck_count=0)
 

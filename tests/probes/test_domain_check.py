@@ -53,6 +53,7 @@ def test_the_longest_suffix_wins_and_https_comes_first():
         (b'{"services": [["com"]]}', "services[0] is not a pair of lists"),
         (b'{"services": []}', "no service"),
         (b" " * (3 * 1024 * 1024), "larger than 2 MiB"),
+        (b'{"services": ' + b"[" * 5000 + b"]" * 5000 + b"}", "more than 64 levels deep"),
     ],
 )
 def test_a_bootstrap_that_is_not_rfc_9224_is_refused_saying_why(document, problem):
@@ -174,8 +175,13 @@ def registry() -> Iterator[type[Registry]]:
     httpd.server_close()
 
 
+class RawJson(str):
+    """A body sent as it is, not encoded as JSON."""
+
+
 def answer(registry: type[Registry], path: str, body: object, status: int = 200, **headers: str) -> None:
-    registry.answers[path] = (status, json.dumps(body).encode(), headers)
+    encoded = body.encode() if isinstance(body, RawJson) else json.dumps(body).encode()
+    registry.answers[path] = (status, encoded, headers)
 
 
 def run(domain: str = "example.test", **config: object):

@@ -168,6 +168,22 @@ def test_every_text_of_an_outcome_is_made_storable_as_the_check_ends():
     assert finished.tool_names == ("evil\ufffd",)
 
 
+def test_a_type_s_details_are_cleaned_and_redacted_keys_and_values_alike():
+    redactor = redactor_for((("X-Key", "sk-live-0123456789"),))
+    outcome = ProbeOutcome(
+        status=Status.UP,
+        details={"reply": "a\x00b\ud800 sk-live-0123456789", "names": ["ok", "\ud800"], "k\x00ey": {"n": 1}},
+    )
+
+    finished = finish_outcome(outcome, redactor)
+
+    assert finished.details == {
+        "reply": "ab\ufffd [redacted]",
+        "names": ["ok", "\ufffd"],
+        "key": {"n": 1},
+    }
+
+
 def test_an_outcome_with_nothing_to_clean_is_returned_as_it_is():
     outcome = ProbeOutcome(status=Status.UP, server=ServerInfo("acme", "1.0"), tools=(ToolInfo("a", ("q",)),))
 
