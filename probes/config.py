@@ -244,6 +244,16 @@ def headers_field(raw: object, errors: dict[str, str]) -> Headers:
     return tuple(out)
 
 
+def whole_number(
+    raw: object, key: str, low: int, high: int, errors: dict[str, str], *, unit: str = ""
+) -> int | None:
+    """Return ``raw`` when it is a whole number from ``low`` to ``high`` (not a boolean), else record why and return None."""
+    if isinstance(raw, bool) or not isinstance(raw, int) or not low <= raw <= high:
+        errors[key] = f"Must be a whole number {f'of {unit} ' if unit else ''}from {low} to {high}."
+        return None
+    return raw
+
+
 def host_field(data: Mapping[str, Any], errors: dict[str, str], key: str = "host") -> str:
     """Return the required host name or IP literal ``data[key]``, or record why it is not acceptable."""
     if key not in data:

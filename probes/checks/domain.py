@@ -30,6 +30,7 @@ from probes.config import (
     config_fields,
     timeout_field,
     validate_host,
+    whole_number,
 )
 from probes.connection import REDIRECT_STATUSES, CheckFailed, Connection, ascii_host, redirect_target
 from probes.jsonrpc import JsonTooDeep, read_json
@@ -80,14 +81,11 @@ def parse_domain_config(raw: object) -> DomainConfig:
                 errors["domain"] = (
                     "Enter a registered domain name, e.g. example.com (not an address or a TLD)."
                 )
-    warn = data.get("warnDays", DEFAULT_WARN_DAYS)
-    if isinstance(warn, bool) or not isinstance(warn, int) or not 0 <= warn <= 365:
-        errors["warnDays"] = "Must be a whole number of days from 0 to 365."
-        warn = DEFAULT_WARN_DAYS
+    warn = whole_number(data.get("warnDays", DEFAULT_WARN_DAYS), "warnDays", 0, 365, errors, unit="days")
     timeout = timeout_field(data.get("timeout", DEFAULT_TIMEOUT), errors)
     if errors:
         raise ConfigError(errors)
-    return DomainConfig(domain=domain, warn_days=warn, timeout=timeout)
+    return DomainConfig(domain=domain, warn_days=DEFAULT_WARN_DAYS if warn is None else warn, timeout=timeout)
 
 
 def domain_config_to_api(config: DomainConfig) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from cronsim import CronSim, CronSimError
 
 from probes.checks.form import FormField, Widget
 from probes.checks.registry import CheckKind, register
-from probes.config import ConfigError, config_fields, text_problem
+from probes.config import ConfigError, config_fields, text_problem, whole_number
 from probes.heartbeats import Schedule
 from probes.types import Headers
 
@@ -71,11 +71,8 @@ def parse_heartbeat_config(raw: object) -> HeartbeatConfig:
 
 
 def _seconds(raw: object, key: str, bounds: tuple[int, int], errors: dict[str, str]) -> int:
-    low, high = bounds
-    if isinstance(raw, bool) or not isinstance(raw, int) or not low <= raw <= high:
-        errors[key] = f"Must be a whole number of seconds from {low} to {high}."
-        return low
-    return raw
+    value = whole_number(raw, key, *bounds, errors, unit="seconds")
+    return bounds[0] if value is None else value
 
 
 def _schedule(raw: object, errors: dict[str, str]) -> Schedule:

@@ -24,8 +24,9 @@ from probes.config import (
     TIMEOUT_SCHEMA,
     ConfigError,
     config_fields,
+    host_field,
     timeout_field,
-    validate_host,
+    whole_number,
 )
 from probes.connection import CheckFailed, Connection
 from probes.types import FailureKind, Headers, ProbeOutcome, Status, Timings
@@ -62,14 +63,7 @@ class PingConfig:
 def parse_ping_config(raw: object) -> PingConfig:
     """Return a PingConfig from ``{"host", "count", "maxLossPercent", "degradedRttMs", "timeout"}``."""
     data, errors = config_fields(raw, CONFIG_KEYS)
-    host = ""
-    if "host" not in data:
-        errors["host"] = "This field is required."
-    else:
-        try:
-            host = validate_host(data["host"])
-        except ValueError as exc:
-            errors["host"] = str(exc)
+    host = host_field(data, errors)
     count = _whole(data, "count", DEFAULT_COUNT, COUNT_RANGE, errors)
     max_loss = _whole(data, "maxLossPercent", DEFAULT_MAX_LOSS, (0, 99), errors)
     rtt = data.get("degradedRttMs")
@@ -89,12 +83,8 @@ def parse_ping_config(raw: object) -> PingConfig:
 def _whole(
     data: dict[str, Any], key: str, default: int, bounds: tuple[int, int], errors: dict[str, str]
 ) -> int:
-    value = data.get(key, default)
-    low, high = bounds
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        errors[key] = f"Must be a whole number from {low} to {high}."
-        return default
-    return value
+    value = whole_number(data.get(key, default), key, *bounds, errors)
+    return default if value is None else value
 
 
 def ping_config_to_api(config: PingConfig) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from probes.config import (
     text_problem,
     timeout_field,
     validate_host,
+    whole_number,
 )
 from probes.connection import CheckFailed, Connection, sanitize
 from probes.netguard import IPAddress
@@ -128,11 +129,8 @@ def _port(data: dict[str, Any], errors: dict[str, str]) -> int:
     if "port" not in data:
         errors["port"] = "This field is required."
         return 0
-    port = data["port"]
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        errors["port"] = "Must be a whole number from 1 to 65535."
-        return 0
-    return port
+    port = whole_number(data["port"], "port", 1, 65535, errors)
+    return 0 if port is None else port
 
 
 def _server_name(data: dict[str, Any], tls: bool, errors: dict[str, str]) -> str | None:

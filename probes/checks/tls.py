@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import ipaddress
 import ssl
 import time
 from dataclasses import dataclass, replace
@@ -26,9 +25,10 @@ from probes.config import (
     DEFAULT_TIMEOUT,
     TIMEOUT_SCHEMA,
     ConfigError,
-    _check_host,
     config_fields,
     timeout_field,
+    validate_host,
+    whole_number,
 )
 from probes.connection import CheckFailed, Connection, leaf_certificate, sanitize
 from probes.types import FailureKind, Headers, ProbeOutcome, Status
@@ -77,31 +77,11 @@ class TlsConfig:
 
 
 def _host_value(raw: object, key: str, errors: dict[str, str]) -> str:
-    if not isinstance(raw, str) or not raw.strip():
-        errors[key] = "Must be a host name or an IP address."
-        return ""
-    host = raw.strip().lower()
-    bracketed = host.startswith("[") and host.endswith("]")
-    if bracketed:
-        host = host[1:-1]
     try:
-        ipaddress.IPv6Address(host)
-        bracketed = True
-    except ValueError:
-        pass
-    try:
-        _check_host(host.rstrip(".") if not bracketed else host, bracketed=bracketed)
+        return validate_host(raw).rstrip(".")
     except ValueError as exc:
         errors[key] = str(exc)
         return ""
-    return host.rstrip(".") if not bracketed else host
-
-
-def _whole_number(raw: object, key: str, low: int, high: int, errors: dict[str, str]) -> int | None:
-    if isinstance(raw, bool) or not isinstance(raw, int) or not low <= raw <= high:
-        errors[key] = f"Must be a whole number from {low} to {high}."
-        return None
-    return raw
 
 
 def parse_tls_config(raw: object) -> TlsConfig:
@@ -118,11 +98,11 @@ def parse_tls_config(raw: object) -> TlsConfig:
         starttls = None
     port = DEFAULT_PORTS[starttls]
     if data.get("port") is not None:
-        port = _whole_number(data["port"], "port", 1, 65535, errors) or port
+        port = whole_number(data["port"], "port", 1, 65535, errors) or port
     server_name = None
     if data.get("serverName") not in (None, ""):
         server_name = _host_value(data["serverName"], "serverName", errors) or None
-    warn_days = _whole_number(
+    warn_days = whole_number(
         data.get("warnDays", certificates.DEFAULT_WARN_DAYS), "warnDays", 0, MAX_WARN_DAYS, errors
     )
     timeout = timeout_field(data.get("timeout", DEFAULT_TIMEOUT), errors)
