@@ -26,6 +26,8 @@ from uptimy.redaction import redact_text, redact_url
         ),
         ("/app/login/?next=/app/", "/app/login/?next=/app/"),
         ("/alerts/ack/eyJpIjoiMSJ9:1t2:sig/", "/alerts/ack/[redacted]/"),
+        ("/ping/035c7c84-e273-45bb-9543-cc256a1f4426", "/ping/[redacted]"),
+        ("/ping/035c7c84-e273-45bb-9543-cc256a1f4426/fail", "/ping/[redacted]/fail"),
         ("/s/acme/subscribe/confirm/tok123/", "/s/acme/subscribe/confirm/[redacted]/"),
         ("/s/acme/unsubscribe/tok123/", "/s/acme/unsubscribe/[redacted]/"),
         ("/subscribe/confirm/tok123/", "/subscribe/confirm/[redacted]/"),

@@ -127,7 +127,10 @@ def test_the_server_log_shows_no_live_token_or_key_only_their_redacted_form(serv
     httpx.get(f"{live.base}/s/demo/subscribe/confirm/{confirm}/", timeout=30)
     badge = "badge-" + "t0k3n" * 6
     httpx.get(f"{live.base}/s/nowhere/badges/{badge}/status.svg", timeout=30)
-    secrets += [key, confirm, badge]
+    # A heartbeat's ping URL (an unknown one: 404), posted as a job's failure would be.
+    ping = "0c0ffee0-1234-4321-8888-5ec2e75ec2e7"
+    assert httpx.post(f"{live.base}/ping/{ping}/fail", content=b"boom", timeout=30).status_code == 404
+    secrets += [key, confirm, badge, ping]
     shown += [
         "/api/v1/healthchecks/?api_key=[redacted]&page=1",
         "/s/demo/subscribe/confirm/[redacted]/",

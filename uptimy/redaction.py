@@ -5,8 +5,8 @@ token in it: an invitation is good for seven days, a password-reset link until i
 acknowledge link until its incident ends. ``redact_url`` replaces, in a path or a URL:
 
 - the secret segment of the routes in ``SECRET_PATHS`` (password reset, invitation, acknowledge
-  link, a status page's subscriber confirm and unsubscribe tokens and badge tokens, under
-  ``/s/<slug>/`` and at a custom domain's root);
+  link, a heartbeat's ping URL, a status page's subscriber confirm and unsubscribe tokens and
+  badge tokens, under ``/s/<slug>/`` and at a custom domain's root);
 - the value of every query parameter in ``SECRET_QUERY_KEYS`` or whose name says it carries a
   credential (``probes.urlkeys.is_key_param``, the rule that refuses a key pasted into a URL);
 - a user name and password before the host;
@@ -34,6 +34,8 @@ SECRET_PATHS: tuple[re.Pattern[str], ...] = (
     re.compile(r"^/app/password-reset/[^/?#]+/(?P<secret>(?!set-password/)[^/?#]+)"),
     re.compile(r"^/app/invitations/(?P<secret>[^/?#]+)"),
     re.compile(r"^/alerts/ack/(?P<secret>[^/?#]+)"),
+    # A heartbeat's ping id: whoever holds it can report the customer's job as done or failed.
+    re.compile(r"^/ping/(?P<secret>[^/?#]+)"),
     re.compile(rf"^{_PAGE}/subscribe/confirm/(?P<secret>[^/?#]+)"),
     re.compile(rf"^{_PAGE}/unsubscribe/(?P<secret>[^/?#]+)"),
     # A badge's key is its component's badge token (a private page's badges are read by it).
