@@ -800,7 +800,9 @@ def test_a_result_s_details_are_stored_without_nul_or_lone_surrogates(make):
     healthcheck = make(recheck_count=0)
 
     # PostgreSQL's jsonb refuses \u0000: one such text would fail its whole group's insert.
-    record_everywhere(healthcheck, ProbeOutcome(status=Status.UP, details={"re\x00ply": ["a\x00b", "\ud800"]}))
+    record_everywhere(
+        healthcheck, ProbeOutcome(status=Status.UP, details={"re\x00ply": ["a\x00b", "\ud800"]})
+    )
 
     latest = healthcheck.results.first()
     assert latest is not None
