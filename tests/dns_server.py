@@ -9,6 +9,7 @@ and never answers: the check's timeout.
 
 from __future__ import annotations
 
+import errno
 import socket
 import threading
 from collections.abc import Iterator
@@ -70,12 +71,32 @@ class _Quiet(DNSLogger):
         super().__init__(log="-request,-reply,-truncated,-error,-recv,-send,-data", prefix=False)
 
 
+def _udp_and_tcp(zone: Zone) -> tuple[DNSServer, DNSServer]:
+    """Return a UDP and a TCP server of ``zone`` on the same free loopback port.
+
+    The kernel picks a UDP port that is free; the same number may be taken for TCP (by another
+    suite on the machine), so a clash picks again instead of failing the test.
+    """
+    for _attempt in range(50):
+        udp = DNSServer(zone, address="127.0.0.1", port=0, logger=_Quiet())
+        try:
+            tcp = DNSServer(
+                zone, address="127.0.0.1", port=udp.server.server_address[1], tcp=True, logger=_Quiet()
+            )
+        except OSError as exc:
+            udp.server.server_close()
+            if exc.errno != errno.EADDRINUSE:
+                raise
+            continue
+        return udp, tcp
+    raise OSError(errno.EADDRINUSE, "no loopback port free for both UDP and TCP in 50 tries")
+
+
 @contextmanager
 def dns_server(zone: Zone) -> Iterator[str]:
     """Serve ``zone`` on a loopback port over UDP and TCP; yield "127.0.0.1:port"."""
-    udp = DNSServer(zone, address="127.0.0.1", port=0, logger=_Quiet())
+    udp, tcp = _udp_and_tcp(zone)
     port = udp.server.server_address[1]
-    tcp = DNSServer(zone, address="127.0.0.1", port=port, tcp=True, logger=_Quiet())
     for server in (udp, tcp):
         # A short poll: shutdown() waits for the loop to notice, twice per test.
         thread = threading.Thread(
