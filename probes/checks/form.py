@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from probes.jsonrpc import JsonTooDeep, read_json
+
 
 class Widget(StrEnum):
     """Name how one config key is typed in a form, and so which JSON value it becomes."""
@@ -72,8 +74,9 @@ ABSENT = Absent()
 def config_value(field: FormField, text: str) -> object:
     """Return the config value ``text`` (as posted) stands for, or :data:`ABSENT`.
 
-    Numbers that don't parse go as typed, and JSON that doesn't parse goes as the text itself:
-    the type's parser then names the field, so the message is the API's.
+    Numbers that don't parse go as typed, and JSON that doesn't parse (or nests past what the
+    engine reads) goes as the text itself: the type's parser then names the field, so the
+    message is the API's.
     """
     stripped = text.strip()
     widget = field.widget
@@ -100,8 +103,9 @@ def config_value(field: FormField, text: str) -> object:
         if not stripped:
             return ABSENT
         try:
-            value: Any = json.loads(stripped)
-        except ValueError:
+            value: Any = read_json(stripped)
+        except (ValueError, JsonTooDeep):
+            # As typed: the type's parser then names the field ("Must be a list …").
             return stripped
         return value
     return ABSENT  # HEADERS: the web app reads its rows itself
