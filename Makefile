@@ -12,7 +12,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 DOCS_PORT ?= 8001
 
-.PHONY: run test lint docs schema format bench lock clean
+.PHONY: run test lint docs schema format bench bench-types lock clean
 
 RUN_LOCK := requirements/run.txt
 DEV_LOCK := requirements/dev.txt
@@ -90,6 +90,12 @@ endif
 # on cores of their own, 1000 checks with 50 in flight; BENCH_ARGS adds options (--compare-sdk).
 bench: $(VENV)/.dev-deps
 	tests/bench/engine.sh $(BENCH_ARGS)
+
+# docs/benchmarks.md's "Check types beside blackbox_exporter": CPU per probe of each active type,
+# Uptimy's engine and Debian's prometheus-blackbox-exporter on the same loopback targets, in a
+# user and network namespace of their own (ICMP allowed there); BENCH_ARGS adds options (--json).
+bench-types: $(VENV)/.dev-deps
+	$(BIN)/python tests/bench/check_types.py $(BENCH_ARGS)
 
 format: $(VENV)/.dev-deps
 	$(BIN)/ruff check --fix .

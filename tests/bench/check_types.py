@@ -45,6 +45,7 @@ import asyncio
 import collections
 import contextlib
 import datetime as dt
+import gzip
 import http.client
 import json
 import os
@@ -73,6 +74,15 @@ DNS_NAME = "bench.test"
 # The blackbox module each type is compared with.
 MODULES = {"http": "http_2xx", "tcp": "tcp_connect", "tls": "tcp_tls", "dns": "dns_a", "icmp": "icmp"}
 START_TIMEOUT = 30.0
+# What Prometheus 2.x sends with a scrape (scrape_timeout 10 s, blackbox's default timeout
+# then being the module's, 5 s here).
+PROMETHEUS_HEADERS = {
+    "Accept": "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,"
+    "text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+    "Accept-Encoding": "gzip",
+    "User-Agent": "Prometheus/2.45.0",
+    "X-Prometheus-Scrape-Timeout-Seconds": "10",
+}
 
 
 # --- pure parts (tests/probes/test_bench_check_types.py) -------------------------------------
@@ -402,7 +412,12 @@ class UptimyProber:
 class Blackbox:
     """blackbox_exporter with the run's config, probed through /probe by client threads of this process."""
 
-    def __init__(self, pin: Sequence[str], folder: Path, ca_file: str, concurrency: int) -> None:
+    def __init__(
+        self, pin: Sequence[str], folder: Path, ca_file: str, concurrency: int, *, as_prometheus: bool
+    ) -> None:
+        # By default no Accept-Encoding: the exporter answers in plain text, the cheapest for it.
+        # As Prometheus scrapes: gzip, its Accept and its timeout header.
+        self.headers = PROMETHEUS_HEADERS if as_prometheus else {"Accept-Encoding": "identity"}
         config = folder / "blackbox.yml"
         config.write_text(blackbox_config(ca_file=ca_file))
         with socket.socket() as free:
@@ -432,12 +447,13 @@ class Blackbox:
                 raise RuntimeError(f"blackbox_exporter did not start: see {folder / 'blackbox.log'}")
             time.sleep(0.1)
 
-    @staticmethod
-    def _get(conn: http.client.HTTPConnection, path: str) -> tuple[int, bytes]:
-        # No Accept-Encoding: the exporter answers in plain text, the cheapest for it.
-        conn.request("GET", path, headers={"Accept-Encoding": "identity"})
+    def _get(self, conn: http.client.HTTPConnection, path: str) -> tuple[int, bytes]:
+        conn.request("GET", path, headers=self.headers)
         response = conn.getresponse()
-        return response.status, response.read()
+        body = response.read()
+        if response.getheader("Content-Encoding") == "gzip":
+            body = gzip.decompress(body)
+        return response.status, body
 
     def _run(self, path: str, probes: int) -> dict[str, int]:
         results: collections.Counter[str] = collections.Counter()
@@ -542,6 +558,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "probes": args.probes,
         "rounds": args.rounds,
         "concurrency": args.concurrency,
+        "as_prometheus": args.as_prometheus,
         "skipped": {kind: "net.ipv4.ping_group_range forbids unprivileged ICMP here" for kind in skipped},
         "types": {},
     }
@@ -549,7 +566,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         folder = Path(tmp)
         with targets_process(other_pin, folder) as targets:
             uptimy = UptimyProber(prober_pin, targets["ca_file"], args.concurrency)
-            blackbox = Blackbox(prober_pin, folder, targets["ca_file"], args.concurrency)
+            blackbox = Blackbox(
+                prober_pin, folder, targets["ca_file"], args.concurrency, as_prometheus=args.as_prometheus
+            )
             try:
                 if args.floor:
                     floors = [
@@ -641,8 +660,13 @@ def human(report: dict[str, Any]) -> str:
         table(rows_of(report)),
         "",
         "Uptimy: the prober process's CPU over one run_batch of the probes (the worker's engine path, no database).",
-        "blackbox: the exporter process's CPU over the same number of /probe requests (keep-alive, no gzip): "
-        "it includes serving each request and rendering its metrics.",
+        "blackbox: the exporter process's CPU over the same number of /probe requests ("
+        + (
+            "keep-alive, as Prometheus scrapes: gzip, OpenMetrics Accept"
+            if report.get("as_prometheus")
+            else "keep-alive, plain text, no gzip"
+        )
+        + "): it includes serving each request and rendering its metrics.",
     ]
     if "blackbox_floor_us" in report:
         lines.append(
@@ -680,6 +704,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--floor", action=argparse.BooleanOptionalAction, default=True, help="measure /-/healthy too"
+    )
+    parser.add_argument(
+        "--as-prometheus",
+        action="store_true",
+        help="ask blackbox's /probe as Prometheus scrapes it (gzip, OpenMetrics Accept) instead of plain text",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
