@@ -19,7 +19,7 @@ The figure is the prober process's CPU time (user + system, all its threads, fro
 ``/proc/<pid>/stat`` read by this process before and after the N probes), divided by N: not wall
 time, so a busy machine slows the run without skewing the ratio much. Warm-up probes run first,
 unmeasured. blackbox's figure includes what it costs to serve each ``/probe`` request (HTTP
-parsing, a registry per probe and the metrics' text rendering); ``--floor`` also measures the
+parsing, a registry per probe and the metrics' text rendering); it also measures (unless ``--no-floor``) the
 exporter's cheapest request (``/-/healthy``) so a reader sees that part's order, and the ratio
 beside "blackbox less floor" subtracts it openly. Uptimy's includes its batch scheduling and the
 event loop; neither includes the targets' work, which runs in the targets' process.
