@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
@@ -22,6 +23,7 @@ from monitors.errors import ConfigInvalid, ServiceError
 from monitors.models import Healthcheck
 from monitors.secrets import SecretUnreadable
 from monitors.services import listings
+from monitors.services.heartbeats import heartbeat_rotate
 from monitors.worker.execution import probe_env
 from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
@@ -32,7 +34,9 @@ from statuspages.render.chart import response_time_svg
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import Seat, member_view
+from web.healthcheck_form import NON_FIELD
 from web.form_pages import form_page, form_saved
+from web.heartbeat_usage import ping_usage
 from web.next_url import safe_next
 from web.results import ResultView, view_of_outcome
 
@@ -50,6 +54,8 @@ def _form_context(
         "kinds": hc_form.kinds(),
         "fields_shown": hc_form.shown_fields(hc_form.kind_named(form.type))[0],
         "fields_advanced": hc_form.shown_fields(hc_form.kind_named(form.type))[1],
+        # A passive type's tab has no interval, regions, rechecks nor threshold, and no Test now.
+        "probed": hc_form.kind_named(form.type).active,
         "channels": list(alert_selectors.channels_of(organization=seat.organization)),
         **extra,
     }
@@ -89,7 +95,10 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
     body = hc_form.api_body(form)
     context: dict[str, Any] = {"healthcheck": healthcheck}
     if request.POST.get("action") == "test":
-        context["trial"] = _trial(form, body, healthcheck)
+        if hc_form.kind_named(form.type).active:
+            context["trial"] = _trial(form, body, healthcheck)
+        else:
+            form.add_errors({NON_FIELD: ["Nothing runs this type of check from here: save it, then ping its URL."]})
         return render(request, "web/healthchecks/form.html", _form_context(request, seat, form, **context))
     serializer = HealthcheckSerializer(healthcheck, data=body)
     if not serializer.is_valid():
@@ -245,6 +254,7 @@ def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> Http
             response_time_svg(f"{healthcheck.name} from {region}", points, time_zone="UTC")
         )
         for region, points in (page.chart_points.items() or [("every region", [])])
+        if page.active
     ]
     context = {
         "seat": seat,
@@ -255,7 +265,17 @@ def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> Http
         "spans": web_selectors.CHART_SPANS,
     }
     if request.headers.get("HX-Request") == "true":
+        # The refreshed part never carries the ping URL: it is drawn once, outside it.
         return render(request, "web/partials/healthcheck_main.html", context)
+    beat = page.heartbeat
+    if beat is not None and beat.ping_id is not None and beat.config is not None and seat.can_write:
+        # The ping URL is a write capability (whoever holds it reports the job done or failed), so
+        # it is shown to the members who may change the check, never to a viewer, and not cached.
+        url = request.build_absolute_uri(reverse("ping", kwargs={"ping_id": beat.ping_id}))
+        context["usage"] = ping_usage(url, beat.config.schedule)
+        response = render(request, "web/healthchecks/detail.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
     return render(request, "web/healthchecks/detail.html", context)
 
 
@@ -336,6 +356,14 @@ def healthcheck_action(request: HttpRequest, seat: Seat, public_id: str, action:
         else:
             words = ", ".join(f"{r.region.slug}: {r.status}" for r in results) or "no region answered in time"
             messages.success(request, f"Ran now ({words}).")
+    elif action == "rotate-ping-url":
+        try:
+            heartbeat_rotate(healthcheck=healthcheck)
+        except ServiceError as refused:
+            messages.error(request, refused.message)
+        else:
+            # The message names no URL: messages travel in the session.
+            messages.success(request, "New ping URL: the old one answers 404 from now on; update your jobs.")
     else:
         raise Http404("No such action.")
     return redirect("web:healthcheck", public_id=healthcheck.public_id)
