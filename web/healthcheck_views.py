@@ -34,8 +34,8 @@ from statuspages.render.chart import response_time_svg
 from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import Seat, member_view
-from web.healthcheck_form import NON_FIELD
 from web.form_pages import form_page, form_saved
+from web.healthcheck_form import NON_FIELD
 from web.heartbeat_usage import ping_usage
 from web.next_url import safe_next
 from web.results import ResultView, view_of_outcome
@@ -98,7 +98,9 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
         if hc_form.kind_named(form.type).active:
             context["trial"] = _trial(form, body, healthcheck)
         else:
-            form.add_errors({NON_FIELD: ["Nothing runs this type of check from here: save it, then ping its URL."]})
+            form.add_errors(
+                {NON_FIELD: ["Nothing runs this type of check from here: save it, then ping its URL."]}
+            )
         return render(request, "web/healthchecks/form.html", _form_context(request, seat, form, **context))
     serializer = HealthcheckSerializer(healthcheck, data=body)
     if not serializer.is_valid():

@@ -292,9 +292,9 @@ def heartbeat_view(*, healthcheck: Healthcheck) -> HeartbeatView:
         Ping.objects.filter(healthcheck=healthcheck)
         .order_by("-at", "-id")
         .annotate(head=Left("body", PING_BODY_READ), length=Length("body"))
-        .values_list("at", "kind", "exit_status", "source", "user_agent", "duration_seconds", "head", "length")[
-            :PINGS_SHOWN
-        ]
+        .values_list(
+            "at", "kind", "exit_status", "source", "user_agent", "duration_seconds", "head", "length"
+        )[:PINGS_SHOWN]
     ):
         body, cut = body_head(head or "", cut=(length or 0) > PING_BODY_READ)
         rows.append(

@@ -70,7 +70,12 @@ def test_a_ping_made_to_the_ping_url_shows_in_the_table(owner, org, now):
 
 @pytest.mark.parametrize(
     ("kind", "exit_status", "words"),
-    [("success", None, "Success"), ("start", None, "Start"), ("fail", None, "Fail"), ("exit", 0, "Exit status 0")],
+    [
+        ("success", None, "Success"),
+        ("start", None, "Start"),
+        ("fail", None, "Fail"),
+        ("exit", 0, "Exit status 0"),
+    ],
 )
 def test_a_ping_s_kind_is_said_in_words(kind, exit_status, words):
     assert ping_kind_words(kind, exit_status) == words
@@ -136,7 +141,13 @@ def test_the_heartbeat_page_s_queries_do_not_grow_with_its_pings(owner, org, now
     Ping.objects.create(healthcheck=check, at=now, kind="success")
     one = _queries_for(owner, path)
     Ping.objects.bulk_create(
-        Ping(healthcheck=check, at=now - timedelta(minutes=index), kind="exit", exit_status=1, body="y" * 100_000)
+        Ping(
+            healthcheck=check,
+            at=now - timedelta(minutes=index),
+            kind="exit",
+            exit_status=1,
+            body="y" * 100_000,
+        )
         for index in range(1, 80)
     )
     assert _queries_for(owner, path) == one
@@ -266,8 +277,9 @@ def test_a_period_is_written_as_cron_when_cron_can_say_it(period, cron):
 def test_the_page_s_crontab_is_the_check_s_own(owner, org, now):
     check = heartbeat(org, now, {"schedule": {"period": 3600}})
 
-    assert f"0 * * * * curl -fsS -m 10 --retry 5 -o /dev/null http://testserver/ping/{ping_id(check)}/start" in (
-        page_of(owner, check)
+    assert (
+        f"0 * * * * curl -fsS -m 10 --retry 5 -o /dev/null http://testserver/ping/{ping_id(check)}/start"
+        in (page_of(owner, check))
     )
 
 
@@ -322,7 +334,11 @@ def test_editing_a_heartbeat_keeps_what_its_tab_does_not_show(owner, org, now):
 
     assert answer.status_code == 302, answer.content.decode()
     check.refresh_from_db()
-    assert (check.name, check.config["schedule"], check.interval_seconds) == ("Renamed", {"period": 7200}, interval)
+    assert (check.name, check.config["schedule"], check.interval_seconds) == (
+        "Renamed",
+        {"period": 7200},
+        interval,
+    )
 
 
 # --- the dashboard's new healthcheck links ---------------------------------------------------------
