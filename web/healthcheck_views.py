@@ -119,7 +119,11 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
                 healthcheck = services.healthcheck_create_from(
                     organization=seat.organization, changes=changes, now=now
                 )
-                saved = f"Created {healthcheck.name}; its first check is running in every region."
+                saved = (
+                    f"Created {healthcheck.name}; its first check is running in every region."
+                    if healthcheck.check_type.active
+                    else f"Created {healthcheck.name}; it is pending until its job calls the ping URL below."
+                )
             else:
                 updated = services.healthcheck_update(
                     healthcheck=healthcheck, changes=changes, partial=False, now=now

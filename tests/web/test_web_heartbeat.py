@@ -323,6 +323,29 @@ def test_a_heartbeat_saved_from_the_form_ignores_probe_fields_posted_anyway(owne
     assert check.interval_seconds > 1
 
 
+def test_a_heartbeat_is_created_pending_until_its_job_pings(owner, org):
+    answer = owner.post(
+        "/app/healthchecks/new/",
+        {"type": "heartbeat", "name": "Nightly", "heartbeat_schedule": '{"period": 3600}', "action": "save"},
+        follow=True,
+    )
+
+    page = answer.content.decode()
+    assert "Created Nightly; it is pending until its job calls the ping URL below." in page
+    assert "running in every region" not in page
+
+
+def test_test_now_posted_for_a_heartbeat_runs_nothing_and_saves_nothing(owner, org):
+    answer = owner.post(
+        "/app/healthchecks/new/",
+        {"type": "heartbeat", "name": "Nightly", "heartbeat_schedule": '{"period": 3600}', "action": "test"},
+    )
+
+    assert "Nothing runs this type of check from here" in answer.content.decode()
+    assert "Test result" not in answer.content.decode()
+    assert not Healthcheck.objects.exists()
+
+
 def test_editing_a_heartbeat_keeps_what_its_tab_does_not_show(owner, org, now):
     check = heartbeat(org, now)
     interval = check.interval_seconds
