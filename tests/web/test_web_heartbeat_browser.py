@@ -55,3 +55,5 @@ def test_a_heartbeat_s_page_shows_a_ping_its_job_sent_to_the_copied_url(page, sc
     scanned_page.goto(page.url)
     expect(scanned_page.locator("table.pings tbody tr")).to_have_count(1)
     assert axe_violations(scanned_page) == []
+    scanned_page.goto(f"{app}/app/healthchecks/new/?type=heartbeat")
+    assert axe_violations(scanned_page) == []
