@@ -51,7 +51,7 @@ def _form_context(
         "form": form,
         "header_rows": hc_form.header_rows(form, organization_id=str(seat.organization.public_id)),
         "allowed_regions": list(selectors.regions_allowed(organization=seat.organization)),
-        "kinds": hc_form.kinds(),
+        "kinds": _tabs(extra.get("healthcheck")),
         "fields_shown": hc_form.shown_fields(hc_form.kind_named(form.type))[0],
         "fields_advanced": hc_form.shown_fields(hc_form.kind_named(form.type))[1],
         # A passive type's tab has no interval, regions, rechecks nor threshold, and no Test now.
@@ -59,6 +59,19 @@ def _form_context(
         "channels": list(alert_selectors.channels_of(organization=seat.organization)),
         **extra,
     }
+
+
+def _tabs(healthcheck: Healthcheck | None) -> list[Any]:
+    """Return the type tabs the form offers: every type for a new check, its own family for a stored one.
+
+    A stored check changes type only within its family (probed, or passive): the services do not
+    yet turn a probed check into a passive one (its ping id, its regions and slot) or back.
+    """
+    every = hc_form.kinds()
+    if healthcheck is None:
+        return every
+    active = healthcheck.check_type.active
+    return [kind for kind in every if kind.active == active]
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -82,7 +95,7 @@ def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
     if request.method != "POST":
         form = hc_form.form_of(healthcheck)
         form.channels = _own_channels(healthcheck)
-        if request.GET.get("type") in hc_form.type_names():
+        if request.GET.get("type") in [kind.name for kind in _tabs(healthcheck)]:
             form.type = request.GET["type"]
         return render(
             request, "web/healthchecks/form.html", _form_context(request, seat, form, healthcheck=healthcheck)
@@ -92,6 +105,12 @@ def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
 
 def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | None) -> HttpResponse:
     form = hc_form.posted_form(request.POST, organization_id=str(seat.organization.public_id))
+    if healthcheck is not None and form.type not in [kind.name for kind in _tabs(healthcheck)]:
+        form.errors.setdefault("type", []).append(
+            "This check can't become that type: a probed check and a passive one (a heartbeat) don't "
+            "change into each other. Create a new healthcheck of that type."
+        )
+        form.type = healthcheck.check_type.name
     body = hc_form.api_body(form)
     context: dict[str, Any] = {"healthcheck": healthcheck}
     if request.POST.get("action") == "test":

@@ -364,6 +364,35 @@ def test_editing_a_heartbeat_keeps_what_its_tab_does_not_show(owner, org, now):
     )
 
 
+def test_a_stored_check_s_form_offers_only_the_tabs_of_its_family(owner, org, now, make_check):
+    beat = heartbeat(org, now)
+    probed = make_check(org)
+
+    beat_form = owner.get(f"/app/healthchecks/{beat.public_id}/edit/").content.decode()
+    probed_form = owner.get(f"/app/healthchecks/{probed.public_id}/edit/?type=heartbeat").content.decode()
+
+    assert "?type=heartbeat" in beat_form
+    assert "?type=http" not in beat_form
+    assert "?type=http" in probed_form
+    assert "?type=heartbeat" not in probed_form
+    assert 'name="type" value="mcp"' in probed_form
+
+
+def test_a_probed_check_is_not_saved_as_a_heartbeat(owner, org, now, make_check):
+    probed = make_check(org)
+
+    answer = owner.post(
+        f"/app/healthchecks/{probed.public_id}/edit/",
+        {"type": "heartbeat", "name": "Docs MCP", "heartbeat_schedule": '{"period": 3600}', "action": "save"},
+    )
+
+    assert answer.status_code == 400
+    assert "can&#x27;t become that type" in answer.content.decode()
+    probed.refresh_from_db()
+    assert probed.check_type.name == "mcp"
+    assert not Heartbeat.objects.filter(pk=probed.pk).exists()
+
+
 # --- the dashboard's new healthcheck links ---------------------------------------------------------
 
 
