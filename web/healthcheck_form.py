@@ -276,9 +276,13 @@ def api_body(form: HealthcheckForm) -> dict[str, Any]:
         "name": values["name"].strip(),
         "type": form.type,
         "config": config,
-        "regions": form.regions,
         "tags": [tag.strip() for tag in values["tags"].split(",") if tag.strip()],
     }
+    if not kind.active:
+        # Nothing probes a passive type: interval, regions, rechecks and a response-time threshold
+        # mean nothing for it, so its tab has none and whatever is posted for them is ignored.
+        return body
+    body["regions"] = form.regions
     for name in ("interval", "recheck_count"):
         if values[name].strip():
             body[name] = _typed(values[name], int)

@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_POST
@@ -22,6 +23,7 @@ from monitors.errors import ConfigInvalid, ServiceError
 from monitors.models import Healthcheck
 from monitors.secrets import SecretUnreadable
 from monitors.services import listings
+from monitors.services.heartbeats import heartbeat_rotate
 from monitors.worker.execution import probe_env
 from monitors.worker.manual import RunRefused, run_now
 from monitors.worker.tasks import broker_enqueue
@@ -33,6 +35,8 @@ from web import healthcheck_form as hc_form
 from web import selectors as web_selectors
 from web.access import Seat, member_view
 from web.form_pages import form_page, form_saved
+from web.healthcheck_form import NON_FIELD
+from web.heartbeat_usage import ping_usage
 from web.next_url import safe_next
 from web.results import ResultView, view_of_outcome
 
@@ -47,12 +51,27 @@ def _form_context(
         "form": form,
         "header_rows": hc_form.header_rows(form, organization_id=str(seat.organization.public_id)),
         "allowed_regions": list(selectors.regions_allowed(organization=seat.organization)),
-        "kinds": hc_form.kinds(),
+        "kinds": _tabs(extra.get("healthcheck")),
         "fields_shown": hc_form.shown_fields(hc_form.kind_named(form.type))[0],
         "fields_advanced": hc_form.shown_fields(hc_form.kind_named(form.type))[1],
+        # A passive type's tab has no interval, regions, rechecks nor threshold, and no Test now.
+        "probed": hc_form.kind_named(form.type).active,
         "channels": list(alert_selectors.channels_of(organization=seat.organization)),
         **extra,
     }
+
+
+def _tabs(healthcheck: Healthcheck | None) -> list[Any]:
+    """Return the type tabs the form offers: every type for a new check, its own family for a stored one.
+
+    A stored check changes type only within its family (probed, or passive): the services do not
+    yet turn a probed check into a passive one (its ping id, its regions and slot) or back.
+    """
+    every = hc_form.kinds()
+    if healthcheck is None:
+        return every
+    active = healthcheck.check_type.active
+    return [kind for kind in every if kind.active == active]
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -76,7 +95,7 @@ def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
     if request.method != "POST":
         form = hc_form.form_of(healthcheck)
         form.channels = _own_channels(healthcheck)
-        if request.GET.get("type") in hc_form.type_names():
+        if request.GET.get("type") in [kind.name for kind in _tabs(healthcheck)]:
             form.type = request.GET["type"]
         return render(
             request, "web/healthchecks/form.html", _form_context(request, seat, form, healthcheck=healthcheck)
@@ -86,10 +105,21 @@ def healthcheck_edit(request: HttpRequest, seat: Seat, public_id: str) -> HttpRe
 
 def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | None) -> HttpResponse:
     form = hc_form.posted_form(request.POST, organization_id=str(seat.organization.public_id))
+    if healthcheck is not None and form.type not in [kind.name for kind in _tabs(healthcheck)]:
+        form.errors.setdefault("type", []).append(
+            "This check can't become that type: a probed check and a passive one (a heartbeat) don't "
+            "change into each other. Create a new healthcheck of that type."
+        )
+        form.type = healthcheck.check_type.name
     body = hc_form.api_body(form)
     context: dict[str, Any] = {"healthcheck": healthcheck}
     if request.POST.get("action") == "test":
-        context["trial"] = _trial(form, body, healthcheck)
+        if hc_form.kind_named(form.type).active:
+            context["trial"] = _trial(form, body, healthcheck)
+        else:
+            form.add_errors(
+                {NON_FIELD: ["Nothing runs this type of check from here: save it, then ping its URL."]}
+            )
         return render(request, "web/healthchecks/form.html", _form_context(request, seat, form, **context))
     serializer = HealthcheckSerializer(healthcheck, data=body)
     if not serializer.is_valid():
@@ -108,7 +138,11 @@ def _save_or_test(request: HttpRequest, seat: Seat, healthcheck: Healthcheck | N
                 healthcheck = services.healthcheck_create_from(
                     organization=seat.organization, changes=changes, now=now
                 )
-                saved = f"Created {healthcheck.name}; its first check is running in every region."
+                saved = (
+                    f"Created {healthcheck.name}; its first check is running in every region."
+                    if healthcheck.check_type.active
+                    else f"Created {healthcheck.name}; it is pending until its job calls the ping URL below."
+                )
             else:
                 updated = services.healthcheck_update(
                     healthcheck=healthcheck, changes=changes, partial=False, now=now
@@ -245,6 +279,7 @@ def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> Http
             response_time_svg(f"{healthcheck.name} from {region}", points, time_zone="UTC")
         )
         for region, points in (page.chart_points.items() or [("every region", [])])
+        if page.active
     ]
     context = {
         "seat": seat,
@@ -255,7 +290,17 @@ def healthcheck_detail(request: HttpRequest, seat: Seat, public_id: str) -> Http
         "spans": web_selectors.CHART_SPANS,
     }
     if request.headers.get("HX-Request") == "true":
+        # The refreshed part never carries the ping URL: it is drawn once, outside it.
         return render(request, "web/partials/healthcheck_main.html", context)
+    beat = page.heartbeat
+    if beat is not None and beat.ping_id is not None and beat.config is not None and seat.can_write:
+        # The ping URL is a write capability (whoever holds it reports the job done or failed), so
+        # it is shown to the members who may change the check, never to a viewer, and not cached.
+        url = request.build_absolute_uri(reverse("ping", kwargs={"ping_id": beat.ping_id}))
+        context["usage"] = ping_usage(url, beat.config.schedule)
+        response = render(request, "web/healthchecks/detail.html", context)
+        response["Cache-Control"] = "no-store"
+        return response
     return render(request, "web/healthchecks/detail.html", context)
 
 
@@ -336,6 +381,14 @@ def healthcheck_action(request: HttpRequest, seat: Seat, public_id: str, action:
         else:
             words = ", ".join(f"{r.region.slug}: {r.status}" for r in results) or "no region answered in time"
             messages.success(request, f"Ran now ({words}).")
+    elif action == "rotate-ping-url":
+        try:
+            heartbeat_rotate(healthcheck=healthcheck)
+        except ServiceError as refused:
+            messages.error(request, refused.message)
+        else:
+            # The message names no URL: messages travel in the session.
+            messages.success(request, "New ping URL: the old one answers 404 from now on; update your jobs.")
     else:
         raise Http404("No such action.")
     return redirect("web:healthcheck", public_id=healthcheck.public_id)

@@ -11,6 +11,7 @@ from uuid import UUID
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Avg, QuerySet, Sum
+from django.db.models.functions import Left, Length
 from rest_framework.exceptions import ValidationError as FilterRefused
 
 from alerts.api.filters import IncidentFilter
@@ -31,7 +32,9 @@ from monitors.models import (
     Healthcheck,
     HealthcheckListing,
     HealthcheckTag,
+    Heartbeat,
     Organization,
+    Ping,
     RegionState,
     Rollup,
     StatusChange,
@@ -40,7 +43,10 @@ from monitors.models import (
 )
 from monitors.selectors_audit import audit_events_of
 from probes.checks import UnknownCheckKind, check_kind
+from probes.checks.heartbeat import HeartbeatConfig
 from probes.checks.mcp import MCP
+from probes.heartbeats import PingKind
+from web.heartbeat_usage import duration_words, schedule_words
 from web.results import ResultView, response_time, view_of_result
 from web.sparkline import HOURS, SparkHour
 
@@ -222,6 +228,103 @@ class HealthcheckPage:
     scorecard: ScorecardView | None = None
     # MCP checks only: the check's own listing (namespace, links, the free-tier quote), if entered.
     listing: HealthcheckListing | None = None
+    # Passive checks with a ping URL (heartbeats) only: the schedule and the last pings.
+    heartbeat: HeartbeatView | None = None
+    # Whether regions probe the check (no regions, latest result, chart nor Run now when not).
+    active: bool = True
+
+
+# The pings a heartbeat's page lists, and how much of each body: the first lines, capped, read
+# capped from the database too (a body may be 100 kB; the page refreshes every 5 s).
+PINGS_SHOWN = 50
+PING_BODY_READ = 2000
+PING_BODY_LINES = 5
+PING_BODY_LINE_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class PingRow:
+    at: datetime
+    kind: str  # success | start | fail | exit (PingKind): the row's class
+    kind_words: str  # "Success", "Start", "Fail", "Exit status 3"
+    failed: bool
+    source: str | None
+    duration: str | None  # since the run's /start, in words
+    body: str  # the first lines, each capped; "" without a body
+    body_cut: bool  # the body goes on past what is shown
+    user_agent: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatView:
+    ping_id: UUID | None  # None: the check has no ping URL (its heartbeat row is missing)
+    schedule: str  # "cron 0 3 * * * (Europe/Paris)" or "every 1 h"
+    config: HeartbeatConfig | None
+    grace: str
+    longest_run: str | None
+    due_at: datetime | None
+    pings: list[PingRow]
+
+
+def ping_kind_words(kind: str, exit_status: int | None) -> str:
+    """Say what a ping reported: "Success", "Start", "Fail", "Exit status 3"."""
+    if kind == PingKind.EXIT:
+        return f"Exit status {exit_status}"
+    return kind.capitalize()
+
+
+def body_head(body: str, *, cut: bool) -> tuple[str, bool]:
+    """Return a ping body's first lines, each line capped, and whether anything was left out."""
+    lines = body.splitlines()
+    shown = []
+    for line in lines[:PING_BODY_LINES]:
+        if len(line) > PING_BODY_LINE_CHARS:
+            line, cut = line[:PING_BODY_LINE_CHARS] + "…", True
+        shown.append(line)
+    return "\n".join(shown), cut or len(lines) > PING_BODY_LINES
+
+
+def heartbeat_view(*, healthcheck: Healthcheck) -> HeartbeatView:
+    """Return a heartbeat's schedule and its last pings, newest first: two queries whatever its history."""
+    state = Heartbeat.objects.filter(pk=healthcheck.pk).values_list("ping_id", "due_at").first()
+    rows = []
+    for at, kind, exit_status, source, user_agent, duration, head, length in (
+        Ping.objects.filter(healthcheck=healthcheck)
+        .order_by("-at", "-id")
+        .annotate(head=Left("body", PING_BODY_READ), length=Length("body"))
+        .values_list(
+            "at", "kind", "exit_status", "source", "user_agent", "duration_seconds", "head", "length"
+        )[:PINGS_SHOWN]
+    ):
+        body, cut = body_head(head or "", cut=(length or 0) > PING_BODY_READ)
+        rows.append(
+            PingRow(
+                at=at,
+                kind=kind,
+                kind_words=ping_kind_words(kind, exit_status),
+                failed=kind == PingKind.FAIL or (kind == PingKind.EXIT and exit_status != 0),
+                source=source,
+                duration=None if duration is None else duration_words(duration),
+                body=body,
+                body_cut=cut,
+                user_agent=user_agent,
+            )
+        )
+    try:
+        config = check_kind(healthcheck.type).parse(healthcheck.config)
+    except (UnknownCheckKind, ValueError):
+        config = None
+    if not isinstance(config, HeartbeatConfig):
+        config = None
+    return HeartbeatView(
+        ping_id=state[0] if state else None,
+        schedule=schedule_words(config.schedule) if config else "",
+        config=config,
+        grace=duration_words(config.grace) if config else "",
+        longest_run=duration_words(config.max_run_seconds) if config and config.max_run_seconds else None,
+        due_at=state[1] if state else None,
+        pings=rows,
+    )
 
 
 VERDICT_WORDS = scorecard.VERDICT_WORDS
@@ -266,7 +369,17 @@ def scorecard_view(card: scorecard.Scorecard, *, now: datetime) -> ScorecardView
 
 
 def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> HealthcheckPage:
-    """Return what the healthcheck's page shows: regions, the newest result with its tools, changes, figures."""
+    """Return what the healthcheck's page shows: regions, the newest result with its tools, changes, figures.
+
+    A passive check (nothing probes it) has no regions, results, tool lists nor response times:
+    none is read; a heartbeat's schedule and last pings are read instead (:func:`heartbeat_view`).
+    """
+    try:
+        active = check_kind(healthcheck.type).active
+    except UnknownCheckKind:
+        active = True
+    if not active:
+        return _passive_page(healthcheck=healthcheck, now=now)
     regions = list(
         RegionState.objects.filter(healthcheck=healthcheck).select_related("region").order_by("region__slug")
     )
@@ -333,6 +446,28 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
         if is_mcp
         else None,
         listing=listing,
+    )
+
+
+def _passive_page(*, healthcheck: Healthcheck, now: datetime) -> HealthcheckPage:
+    figures = selectors.availability_over(healthchecks=[healthcheck], spans=UPTIME_SPANS, now=now)[
+        healthcheck.id
+    ]
+    return HealthcheckPage(
+        healthcheck=healthcheck,
+        type_name=type_name(healthcheck),
+        regions=[],
+        latest=None,
+        status_changes=list(healthcheck.status_changes.all()[:STATUS_CHANGES_SHOWN]),
+        tool_changes=[],
+        incidents=incidents_of_healthcheck(healthcheck=healthcheck, limit=INCIDENTS_SHOWN),
+        uptime_24h=None,
+        uptime_30d=None,
+        percent_24h=figures["24h"].percent,
+        percent_30d=figures["30d"].percent,
+        chart_points={},
+        heartbeat=heartbeat_view(healthcheck=healthcheck),
+        active=False,
     )
 
 

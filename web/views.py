@@ -187,6 +187,8 @@ def dashboard(request: HttpRequest, seat: Seat) -> HttpResponse:
         "query": request.GET,
         "statuses": STATUS_CHOICES,
         "types": hc_form.type_names(),
+        # One link per registered type, in the form's tab order: a new type shows with no change here.
+        "kinds": hc_form.kinds(),
         "refresh_url": request.get_full_path(),
     }
     if request.headers.get("HX-Request") == "true":
