@@ -295,7 +295,13 @@ def test_an_https_check_records_its_leaf_certificate(pki, servers):
     ("scenario", "config", "status", "kind_seen", "reason"),
     [
         ("valid", {}, Status.UP, None, ""),
-        ("expiring", {}, Status.DEGRADED, FailureKind.CERTIFICATE_EXPIRING, "Certificate expires in 3 days ("),
+        (
+            "expiring",
+            {},
+            Status.DEGRADED,
+            FailureKind.CERTIFICATE_EXPIRING,
+            "Certificate expires in 3 days (",
+        ),
         ("expiring", {"certificate_warn_days": 2}, Status.UP, None, ""),
         ("expiring", {"certificate_warn_days": 0}, Status.UP, None, ""),
         ("valid", {"certificate_warn_days": 90}, Status.DEGRADED, None, "Certificate expires in 90 days ("),
