@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import override_settings
@@ -610,6 +610,31 @@ def test_the_healthcheck_page_shows_the_tool_list_s_history(owner, org, make_che
     page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
     assert "Removed: <code>search_docs</code> and 2 more" in page
     assert "Gained required inputs: <code>get_status</code> (service, zone)" in page
+
+
+def test_the_healthcheck_page_shows_its_certificate_changes(owner, org, make_check):
+    from monitors.models import CertificateChange
+
+    healthcheck = make_check(org)
+    CertificateChange.objects.create(
+        healthcheck=healthcheck,
+        at=timezone.now(),
+        region=Region.objects.get(slug="eu-west"),
+        previous_serial="0a1b",
+        serial="3c4d",
+        previous_issuer="CN=Old CA",
+        issuer="CN=New <CA>",
+        not_after=datetime(2027, 3, 1, 12, 0, tzinfo=UTC),
+    )
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    section = page[page.index("<h2>Certificate changes</h2>") :]
+    assert "serial <code>0a1b</code><br>CN=Old CA" in section
+    assert "serial <code>3c4d</code><br>CN=New &lt;CA&gt;<br>until 2027-03-01 12:00" in section
+
+
+def test_a_healthcheck_without_certificate_changes_shows_no_such_card(owner, org, make_check):
+    page = owner.get(f"/app/healthchecks/{make_check(org).public_id}/").content.decode()
+    assert "Certificate changes" not in page
 
 
 def test_a_healthcheck_without_incidents_or_tool_changes_says_so(owner, org, make_check):
