@@ -134,11 +134,15 @@ def test_a_batch_reads_the_last_certificates_without_a_query_per_result(make):
     assert CertificateChange.objects.count() == len(few) + len(many)
     # The region states (the last certificates) are read once and written once, and the changes
     # inserted once, whatever the batch's size (SQLite may split the results' insert: not counted).
-    assert _touching(large) == _touching(small) == [
-        ("SELECT", "monitors_regionstate"),
-        ("INSERT", "monitors_regionstate"),
-        ("INSERT", "monitors_certificatechange"),
-    ]
+    assert (
+        _touching(large)
+        == _touching(small)
+        == [
+            ("SELECT", "monitors_regionstate"),
+            ("INSERT", "monitors_regionstate"),
+            ("INSERT", "monitors_certificatechange"),
+        ]
+    )
 
 
 def _touching(queries: CaptureQueriesContext) -> list[tuple[str, str]]:

@@ -132,7 +132,8 @@ def test_a_swapped_certificate_records_one_change_per_region(client, https):
     new = second[0]["details"]["certificate"]
     assert new["serial"] != old["serial"]
     assert {result["status"] for result in second} == {"up"}
-    changes = client.get(f"{URL}{check_id}/certificate-changes/").json()["results"]
+    page = client.get(f"{URL}{check_id}/certificate-changes/").json()
+    changes = page["results"]
     assert len(changes) == len(second) == CertificateChange.objects.count()
     change = changes[0]
     assert (change["previous_serial"], change["serial"]) == (old["serial"], new["serial"])
