@@ -78,6 +78,27 @@ def test_an_http_healthcheck_is_created_from_its_tab(owner, org):
     assert config["expectedStatus"] == ["2xx", "301"]
 
 
+def test_the_http_tab_sets_the_certificate_warning(owner, org):
+    form = {
+        "type": "http",
+        "name": "Site",
+        "uri": "https://example.com/",
+        "certificate_warn_days": "30",
+        "interval": "300",
+        "regions": ["eu-west"],
+        "recheck_count": "1",
+        "tags": "",
+        "action": "save",
+    }
+    assert (
+        "Warn days before the certificate expires"
+        in owner.get("/app/healthchecks/new/?type=http").content.decode()
+    )
+
+    assert owner.post("/app/healthchecks/new/", form).status_code == 302
+    assert Healthcheck.objects.get(organization=org).config["certificateWarnDays"] == 30
+
+
 def test_the_tabs_work_without_script(owner):
     assert "Required tools" in owner.get("/app/healthchecks/new/?type=mcp").content.decode()
     page = owner.get("/app/healthchecks/new/?type=http").content.decode()
@@ -96,6 +117,11 @@ def test_the_tabs_work_without_script(owner):
         ),
         ({"min_tools": "many"}, {"config": {"minTools": "many"}}, "min_tools"),
         ({"timeout": "600"}, {"config": {"timeout": 600}}, "timeout"),
+        (
+            {"certificate_warn_days": "4000"},
+            {"config": {"certificateWarnDays": 4000}},
+            "certificate_warn_days",
+        ),
         ({"interval": "10"}, {"interval": 10}, "interval"),
         ({"interval": "soon"}, {"interval": "soon"}, "interval"),
         ({"name": ""}, {"name": ""}, "name"),
