@@ -325,6 +325,9 @@ class RegionState(models.Model):
     kind = models.CharField(max_length=32, blank=True, default="")
     reason = models.TextField(blank=True, default="")
     missing_tools = models.JSONField(default=list, blank=True)
+    # The last TLS certificate this region saw ({serial, sha256, issuer, not_after}; {}: none yet):
+    # the recorder compares each result's with it, in the batch's one read of the states.
+    certificate = models.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["healthcheck", "region"], name="region_state_unique")]
@@ -488,6 +491,33 @@ class ToolChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.healthcheck_id} at {self.at}: -{self.removed}"
+
+
+class CertificateChange(models.Model):
+    """Record that a region saw the check's TLS certificate replaced (another SHA-256 fingerprint).
+
+    Compared per region: regions served by different edges, each with its own certificate, record
+    nothing until one of theirs changes. The first certificate a region sees records nothing.
+    """
+
+    healthcheck = models.ForeignKey(Healthcheck, on_delete=models.CASCADE, related_name="certificate_changes")
+    at = models.DateTimeField()
+    region = models.ForeignKey(Region, on_delete=models.PROTECT, related_name="+")
+    previous_serial = models.CharField(max_length=128, blank=True, default="")
+    serial = models.CharField(max_length=128, blank=True, default="")
+    previous_sha256 = models.CharField(max_length=128, blank=True, default="")
+    sha256 = models.CharField(max_length=128, blank=True, default="")
+    previous_issuer = models.TextField(blank=True, default="")
+    issuer = models.TextField(blank=True, default="")
+    previous_not_after = models.DateTimeField(null=True, blank=True)
+    not_after = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["healthcheck", "-at"], name="cert_change_hc_at")]
+
+    def __str__(self) -> str:
+        return f"{self.healthcheck_id} at {self.at}: {self.previous_serial} -> {self.serial}"
 
 
 class StatusChange(models.Model):

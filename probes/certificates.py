@@ -259,16 +259,26 @@ def judge(
         return Verdict(Status.DOWN, FailureKind.CERTIFICATE, _expired_words(certificate, now))
     if now < certificate.not_before:
         return Verdict(Status.DOWN, FailureKind.CERTIFICATE, _not_yet_words(certificate, now))
-    left = certificate.not_after - now
-    if left <= timedelta(days=warn_days):
-        days = days_left(certificate, now)
-        when = "in less than a day" if days < 1 else f"in {_days(days)}"
-        return Verdict(
-            Status.DEGRADED,
-            FailureKind.CERTIFICATE_EXPIRING,
-            f"Certificate expires {when} ({_date(certificate.not_after)})",
-        )
-    return Verdict(Status.UP)
+    return expiry_warning(certificate, now=now, warn_days=warn_days) or Verdict(Status.UP)
+
+
+def expiry_warning(certificate: Certificate, *, now: datetime, warn_days: int) -> Verdict | None:
+    """Return the degraded verdict of a certificate that expires within ``warn_days`` (0: never), else None.
+
+    For a certificate whose handshake verified: HTTPS checks (HTTP, MCP) judge only this, as the
+    connection already failed on every other problem. A certificate past its end by ``now``
+    (the handshake verified a moment before, or a clock set apart) still expires "in less than
+    a day": OpenSSL, not this clock, decides that it is expired.
+    """
+    if warn_days <= 0 or certificate.not_after - now > timedelta(days=warn_days):
+        return None
+    days = max(days_left(certificate, now), 0)
+    when = "in less than a day" if days < 1 else f"in {_days(days)}"
+    return Verdict(
+        Status.DEGRADED,
+        FailureKind.CERTIFICATE_EXPIRING,
+        f"Certificate expires {when} ({_date(certificate.not_after)})",
+    )
 
 
 def _expired_words(certificate: Certificate, now: datetime) -> str:

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from probes import certificates
 from probes.types import Headers
 
 MAX_HEADERS = 50
@@ -319,3 +320,31 @@ TIMEOUT_SCHEMA: dict[str, Any] = {
     "default": DEFAULT_TIMEOUT,
     "description": "Seconds for the whole check, sign-in discovery and redirects included.",
 }
+
+
+# The HTTPS checks' certificate warning (HTTP and MCP: ``certificateWarnDays``); the TLS type has
+# its own ``warnDays``, with the same default.
+DEFAULT_CERTIFICATE_WARN_DAYS = certificates.DEFAULT_WARN_DAYS
+MAX_CERTIFICATE_WARN_DAYS = 3650
+CERTIFICATE_WARN_DAYS_SCHEMA: dict[str, Any] = {
+    "type": "integer",
+    "minimum": 0,
+    "maximum": MAX_CERTIFICATE_WARN_DAYS,
+    "default": DEFAULT_CERTIFICATE_WARN_DAYS,
+    "description": (
+        "HTTPS only: degraded when the server's certificate expires within this many days (0: never). "
+        "An expired, not yet valid, untrusted or misnamed certificate is down whatever this says."
+    ),
+}
+
+
+def certificate_warn_days_field(data: Mapping[str, Any], errors: dict[str, str]) -> int:
+    """Return ``certificateWarnDays`` (default 14), or record why it is not a whole number 0..3650."""
+    days = whole_number(
+        data.get("certificateWarnDays", DEFAULT_CERTIFICATE_WARN_DAYS),
+        "certificateWarnDays",
+        0,
+        MAX_CERTIFICATE_WARN_DAYS,
+        errors,
+    )
+    return DEFAULT_CERTIFICATE_WARN_DAYS if days is None else days

@@ -91,13 +91,19 @@ async def run_check(config: CheckConfig, env: ProbeEnv) -> ProbeOutcome:
             outcome = await run(config, conn, deadline=deadline)
         finally:
             await conn.aclose()
-        outcome = with_certificate(outcome, conn)
+        outcome = with_certificate(outcome, conn, warn_days=getattr(config, "certificate_warn_days", 0))
     return finish_outcome(outcome, redactor)
 
 
-def with_certificate(outcome: ProbeOutcome, conn: Connection) -> ProbeOutcome:
+def with_certificate(outcome: ProbeOutcome, conn: Connection, *, warn_days: int = 0) -> ProbeOutcome:
     """Return ``outcome`` with the leaf certificate of the check's first verified handshake in
-    ``details["certificate"]`` (every HTTPS check: HTTP, MCP), unless its type put one there."""
+    ``details["certificate"]`` (every HTTPS check: HTTP, MCP), unless its type put one there.
+
+    An UP outcome whose certificate expires within ``warn_days`` (a config's
+    ``certificate_warn_days``; 0: never) becomes DEGRADED saying the days left. Every other
+    certificate problem failed the handshake already, so the outcome is down with its TLS words;
+    a DOWN outcome stays what it is.
+    """
     peer = conn.peer_certificate
     if peer is None or "certificate" in outcome.details:
         return outcome
@@ -105,8 +111,14 @@ def with_certificate(outcome: ProbeOutcome, conn: Connection) -> ProbeOutcome:
     parsed = certificates.parse(der)
     if parsed is None:
         return outcome
-    described = certificates.describe(parsed, now=certificates.utc_now(), server_name=name)
-    return replace(outcome, details={**outcome.details, "certificate": described})
+    now = certificates.utc_now()
+    described = certificates.describe(parsed, now=now, server_name=name)
+    outcome = replace(outcome, details={**outcome.details, "certificate": described})
+    if outcome.status is Status.UP and (
+        warning := certificates.expiry_warning(parsed, now=now, warn_days=warn_days)
+    ):
+        outcome = replace(outcome, status=warning.status, kind=warning.kind, reason=warning.reason)
+    return outcome
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from monitors.api.filters import HealthcheckFilter
 from monitors.models import (
     ApiKey,
     AuditEvent,
+    CertificateChange,
     Healthcheck,
     HealthcheckListing,
     HealthcheckTag,
@@ -215,6 +216,7 @@ class HealthcheckPage:
     latest: ResultView | None
     status_changes: list[StatusChange]
     tool_changes: list[ToolChangeView]
+    certificate_changes: list[CertificateChange]
     incidents: list[Incident]
     uptime_24h: Any
     uptime_30d: Any
@@ -423,6 +425,9 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
             view_of_tool_change(row)
             for row in healthcheck.tool_changes.select_related("region")[:TOOL_CHANGES_SHOWN]
         ],
+        certificate_changes=list(
+            healthcheck.certificate_changes.select_related("region")[:TOOL_CHANGES_SHOWN]
+        ),
         incidents=incidents_of_healthcheck(healthcheck=healthcheck, limit=INCIDENTS_SHOWN),
         uptime_24h=selectors.uptime_of(healthcheck=healthcheck, start=now - timedelta(hours=24), end=now)[
             "overall"

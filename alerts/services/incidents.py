@@ -119,6 +119,7 @@ def incidents_remind(*, now: datetime) -> int:
                     reminders_sent=F("reminders_sent") + 1, last_reminded_at=now
                 )
                 incident.reminders_sent += 1
+                _refresh_cause_reason(incident)
                 incident_event_add(
                     notifier,
                     incident,
@@ -144,6 +145,30 @@ def incidents_remind(*, now: datetime) -> int:
                 )
                 made += 1
     return made
+
+
+def _refresh_cause_reason(incident: Incident) -> None:
+    """Give the incident the check's sentence of now for the same cause, so a reminder is current.
+
+    The recorder rewrites a cause's sentence every run without a cause change when only its
+    words move ("Certificate expires in 3 days" becomes "in 2 days", "expired 1 day ago" becomes
+    "2 days ago"); the incident kept the words of its opening. A cause of another kind is the
+    outbox's cause change to apply, not a reminder's.
+    """
+    if incident.healthcheck_id is None:
+        return
+    current = (
+        Healthcheck.objects.filter(pk=incident.healthcheck_id)
+        .values_list("cause_kind", "cause_reason")
+        .first()
+    )
+    if current is None:
+        return
+    kind, reason = current
+    if kind != incident.cause_kind or not reason or reason == incident.cause_reason:
+        return
+    incident.cause_reason = reason
+    Incident.objects.filter(pk=incident.pk).update(cause_reason=reason)
 
 
 def _policy_row(incident: Incident) -> AlertPolicy | None:

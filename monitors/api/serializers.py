@@ -20,6 +20,7 @@ from monitors.api.strict import RejectUnknownFields
 from monitors.maintenance import MAX_RULE_LENGTH, Occurrence
 from monitors.models import (
     CauseChange,
+    CertificateChange,
     Healthcheck,
     HealthcheckListing,
     Heartbeat,
@@ -540,6 +541,25 @@ class ToolChangeSerializer(serializers.ModelSerializer[ToolChange]):
             "new_required_inputs_count",
             "previous_digest",
             "digest",
+        ]
+
+
+class CertificateChangeSerializer(serializers.ModelSerializer[CertificateChange]):
+    region = serializers.SlugRelatedField[Region](slug_field="slug", read_only=True)
+
+    class Meta:
+        model = CertificateChange
+        fields = [
+            "at",
+            "region",
+            "previous_serial",
+            "serial",
+            "previous_issuer",
+            "issuer",
+            "previous_not_after",
+            "not_after",
+            "previous_sha256",
+            "sha256",
         ]
 
 

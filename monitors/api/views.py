@@ -20,6 +20,7 @@ from monitors.api.pagination import ResultPagination, ToolChangePagination
 from monitors.api.permissions import AnyApiKey
 from monitors.api.serializers import (
     CauseChangeSerializer,
+    CertificateChangeSerializer,
     CheckRunRequestSerializer,
     CheckRunSerializer,
     HealthcheckListingSerializer,
@@ -176,6 +177,19 @@ class HealthcheckViewSet(
         """List the tool-list changes (a removed tool, a new required input), newest first."""
         queryset = self.get_object().tool_changes.select_related("region")
         return self._paginated(queryset, ToolChangeSerializer)
+
+    @extend_schema(responses=CertificateChangeSerializer(many=True))
+    @action(
+        detail=True,
+        methods=["get"],
+        url_path="certificate-changes",
+        filterset_class=None,
+        pagination_class=ToolChangePagination,
+    )
+    def certificate_changes(self, request: Request, id: str | None = None) -> Response:
+        """List the TLS certificate replacements each region saw (a new serial), newest first."""
+        queryset = self.get_object().certificate_changes.select_related("region")
+        return self._paginated(queryset, CertificateChangeSerializer)
 
     @extend_schema(
         parameters=[

@@ -33,6 +33,7 @@ from monitors.models import (
     MAX_CHANGE_NAMES,
     MAX_REPLACED_VERSIONS,
     CauseChange,
+    CertificateChange,
     Healthcheck,
     ProbeResult,
     Region,
@@ -456,6 +457,7 @@ class _State:
     kind: str = ""
     reason: str = ""
     missing_tools: list[str] = dataclasses.field(default_factory=list)
+    certificate: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def row(self) -> dict[str, Any]:
         """Return the state as a RegionState row, by attname."""
@@ -503,6 +505,7 @@ class _StateBook:
         self.down_bounds: list[tuple[StatusChange, BoundWindow]] = []
         self.cause_changes: list[CauseChange] = []
         self.tool_changes: list[ToolChange] = []
+        self.certificate_changes: list[CertificateChange] = []
 
     @classmethod
     def load(
@@ -565,6 +568,7 @@ class _StateBook:
             state.missing_tools = list(outcome.missing_tools)
         self.dirty_states[check.id] = state
         self._follow_tools(check, outcome)
+        self._follow_certificate(check, state, outcome)
         self.decide(check)
         if verdict.recheck:
             return Recheck(check.id, result.slot, result.attempt + 1, float(policy.delay_seconds))
@@ -597,6 +601,7 @@ class _StateBook:
         StatusChange.objects.bulk_create(self.status_changes, batch_size=1000)
         CauseChange.objects.bulk_create(self.cause_changes, batch_size=1000)
         ToolChange.objects.bulk_create(self.tool_changes, batch_size=1000)
+        CertificateChange.objects.bulk_create(self.certificate_changes, batch_size=1000)
 
     def _state_for(self, hc_id: int) -> _State:
         state = self.states.get(hc_id)
@@ -763,6 +768,34 @@ class _StateBook:
         check.tool_details_digest = digest
         self.dirty_checks[check.id] = check
 
+    def _follow_certificate(self, check: _LockedCheck, state: _State, outcome: ProbeOutcome) -> None:
+        """Keep the region's last TLS certificate, and record a change when another replaces it.
+
+        The previous one is the region state's (read with the batch's states): no query per result.
+        A run without a certificate (a refused connection) leaves the last one as it was.
+        """
+        seen = _certificate_seen(outcome)
+        if seen is None or seen["sha256"] == state.certificate.get("sha256"):
+            return
+        previous = state.certificate
+        if previous.get("sha256"):
+            self.certificate_changes.append(
+                CertificateChange(
+                    healthcheck_id=check.id,
+                    at=self.now,
+                    region_id=self._applying_region(),
+                    previous_serial=str(previous.get("serial", "")),
+                    serial=seen["serial"],
+                    previous_sha256=str(previous.get("sha256", "")),
+                    sha256=seen["sha256"],
+                    previous_issuer=str(previous.get("issuer", "")),
+                    issuer=seen["issuer"],
+                    previous_not_after=_instant(previous.get("not_after")),
+                    not_after=_instant(seen["not_after"]),
+                )
+            )
+        state.certificate = seen
+
     def _follow_tools(self, check: _LockedCheck, outcome: ProbeOutcome) -> None:
         """Store a new tool list once per digest, and an event when a tool went away or got stricter."""
         self._follow_tool_versions(check, outcome)
@@ -805,6 +838,30 @@ class _StateBook:
                     )
         check.tool_digest = digest
         self.dirty_checks[check.id] = check
+
+
+def _certificate_seen(outcome: ProbeOutcome) -> dict[str, str] | None:
+    """Return what a region keeps of the outcome's ``details["certificate"]``, or None without one."""
+    seen = outcome.details.get("certificate") if isinstance(outcome.details, dict) else None
+    if not isinstance(seen, dict) or not isinstance(seen.get("sha256"), str) or not seen["sha256"]:
+        return None
+    # Already cleaned and cut by probes.certificates; cut again to the columns, whatever wrote it.
+    return {
+        "serial": str(seen.get("serial") or "")[:128],
+        "sha256": seen["sha256"][:128],
+        "issuer": str(seen.get("issuer") or "")[:500],
+        "not_after": str(seen.get("not_after") or "")[:40],
+    }
+
+
+def _instant(text: object) -> datetime | None:
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 @contextlib.contextmanager

@@ -64,6 +64,17 @@ class FormField:
         return str(value)
 
 
+# The HTTPS types' (HTTP, MCP) certificate warning: one field both tabs show, sharing its name.
+CERTIFICATE_WARN_DAYS_FIELD = FormField(
+    "certificateWarnDays",
+    "certificate_warn_days",
+    "Warn days before the certificate expires",
+    Widget.INTEGER,
+    help="HTTPS only: degraded when the certificate expires within this many days; 0: never.",
+    placeholder="14",
+)
+
+
 class Absent:
     """Mark a form value that leaves its key out of the config, so the type's default applies."""
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from probes.checks.form import FormField, Widget
+from probes.checks.form import CERTIFICATE_WARN_DAYS_FIELD, FormField, Widget
 from probes.checks.http_assertions import (
     ASSERTIONS_SCHEMA,
     MAX_ASSERTIONS,
@@ -38,10 +38,13 @@ from probes.checks.http_assertions import (
 )
 from probes.checks.registry import CheckKind, register
 from probes.config import (
+    CERTIFICATE_WARN_DAYS_SCHEMA,
+    DEFAULT_CERTIFICATE_WARN_DAYS,
     DEFAULT_TIMEOUT,
     TIMEOUT_SCHEMA,
     ConfigError,
     boolean_field,
+    certificate_warn_days_field,
     config_fields,
     headers_field,
     headers_schema,
@@ -89,6 +92,7 @@ CONFIG_KEYS = frozenset(
         "keywordAbsent",
         "followRedirects",
         "timeout",
+        "certificateWarnDays",
     }
 )
 __all__ = ["HTTP", "HttpConfig", "StatusRange", "check_http", "http_config_to_api", "parse_http_config"]
@@ -110,6 +114,8 @@ class HttpConfig:
     keyword_absent: bool = False
     follow_redirects: bool = True
     timeout: float = 10.0
+    # HTTPS: degraded when the leaf certificate expires within this many days (0: never); probes.runner.
+    certificate_warn_days: int = DEFAULT_CERTIFICATE_WARN_DAYS
 
     @property
     def target(self) -> str:
@@ -159,6 +165,7 @@ def parse_http_config(raw: object) -> HttpConfig:
         errors["keywordAbsent"] = "Needs a keyword."
     follow = boolean_field(data, "followRedirects", True, errors)
     timeout = timeout_field(data.get("timeout", DEFAULT_TIMEOUT), errors)
+    warn_days = certificate_warn_days_field(data, errors)
     if errors:
         raise ConfigError(errors)
     return HttpConfig(
@@ -173,6 +180,7 @@ def parse_http_config(raw: object) -> HttpConfig:
         keyword_absent=keyword_absent,
         follow_redirects=follow,
         timeout=timeout,
+        certificate_warn_days=warn_days,
     )
 
 
@@ -240,9 +248,9 @@ def _expected_status(raw: object, errors: dict[str, str]) -> tuple[StatusRange, 
 def http_config_to_api(config: HttpConfig) -> dict[str, Any]:
     """Return the API shape of ``config`` (header values included: callers mask them).
 
-    A config without assertions keeps the shape it always had; ``contentType`` and
-    ``assertions`` appear when set, and ``expectedStatus`` goes when a status assertion
-    replaces it.
+    A config without assertions keeps the shape it always had; ``contentType``,
+    ``assertions`` and ``certificateWarnDays`` appear when set (the last: when not the default),
+    and ``expectedStatus`` goes when a status assertion replaces it.
     """
     shape: dict[str, Any] = {
         "uri": config.uri,
@@ -257,6 +265,8 @@ def http_config_to_api(config: HttpConfig) -> dict[str, Any]:
     }
     if config.content_type is not None:
         shape["contentType"] = config.content_type
+    if config.certificate_warn_days != DEFAULT_CERTIFICATE_WARN_DAYS:
+        shape["certificateWarnDays"] = config.certificate_warn_days
     if config.assertions:
         shape["assertions"] = assertions_to_api(config.assertions)
         if has_status(config.assertions):
@@ -302,6 +312,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "keywordAbsent": {"type": "boolean", "default": False},
         "followRedirects": {"type": "boolean", "default": True},
         "timeout": TIMEOUT_SCHEMA,
+        "certificateWarnDays": CERTIFICATE_WARN_DAYS_SCHEMA,
     },
 }
 
@@ -348,6 +359,7 @@ FORM = (
     ),
     FormField("headers", "headers", "Request headers", Widget.HEADERS),
     FormField("timeout", "timeout", "Timeout (seconds)", Widget.NUMBER),
+    CERTIFICATE_WARN_DAYS_FIELD,
 )
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from probes.checks.form import FormField, Widget
+from probes.checks.form import CERTIFICATE_WARN_DAYS_FIELD, FormField, Widget
 from probes.checks.registry import CheckKind, register
 from probes.config import (
+    CERTIFICATE_WARN_DAYS_SCHEMA,
+    DEFAULT_CERTIFICATE_WARN_DAYS,
     DEFAULT_TIMEOUT,
     TIMEOUT_SCHEMA,
     ConfigError,
+    certificate_warn_days_field,
     config_fields,
     headers_field,
     headers_schema,
@@ -30,20 +33,28 @@ from probes.mcp.config import McpConfig as McpConfig
 MAX_REQUIRED_TOOLS = 200
 MAX_TOOL_NAME = 128
 MAX_MIN_TOOLS = 10_000
-CONFIG_KEYS = frozenset({"uri", "headers", "requiredTools", "minTools", "timeout"})
+CONFIG_KEYS = frozenset({"uri", "headers", "requiredTools", "minTools", "timeout", "certificateWarnDays"})
 
 
 def parse_mcp_config(raw: object) -> McpConfig:
-    """Return an McpConfig from ``{"uri", "headers", "requiredTools", "minTools", "timeout"}``."""
+    """Return an McpConfig from ``{"uri", "headers", "requiredTools", "minTools", "timeout", "certificateWarnDays"}``."""
     data, errors = config_fields(raw, CONFIG_KEYS)
     uri = uri_field(data, errors)
     headers = headers_field(data.get("headers"), errors)
     required = _required_tools(data.get("requiredTools", []), errors)
     min_tools = _min_tools(data.get("minTools", 0), errors)
     timeout = timeout_field(data.get("timeout", DEFAULT_TIMEOUT), errors)
+    warn_days = certificate_warn_days_field(data, errors)
     if errors:
         raise ConfigError(errors)
-    return McpConfig(uri=uri, headers=headers, required_tools=required, min_tools=min_tools, timeout=timeout)
+    return McpConfig(
+        uri=uri,
+        headers=headers,
+        required_tools=required,
+        min_tools=min_tools,
+        timeout=timeout,
+        certificate_warn_days=warn_days,
+    )
 
 
 def _required_tools(raw: object, errors: dict[str, str]) -> tuple[str, ...]:
@@ -82,14 +93,20 @@ def _min_tools(raw: object, errors: dict[str, str]) -> int:
 
 
 def mcp_config_to_api(config: McpConfig) -> dict[str, Any]:
-    """Return the API shape of ``config`` (header values included: callers mask them)."""
-    return {
+    """Return the API shape of ``config`` (header values included: callers mask them).
+
+    ``certificateWarnDays`` appears when it is not the default, so existing checks keep their shape.
+    """
+    shape: dict[str, Any] = {
         "uri": config.uri,
         "headers": dict(config.headers),
         "requiredTools": list(config.required_tools),
         "minTools": config.min_tools,
         "timeout": config.timeout,
     }
+    if config.certificate_warn_days != DEFAULT_CERTIFICATE_WARN_DAYS:
+        shape["certificateWarnDays"] = config.certificate_warn_days
+    return shape
 
 
 CONFIG_SCHEMA: dict[str, Any] = {
@@ -122,6 +139,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "example": 2,
         },
         "timeout": TIMEOUT_SCHEMA,
+        "certificateWarnDays": CERTIFICATE_WARN_DAYS_SCHEMA,
     },
 }
 
@@ -145,6 +163,7 @@ FORM = (
     ),
     FormField("minTools", "min_tools", "At least this many tools", Widget.INTEGER),
     FormField("timeout", "timeout", "Timeout (seconds)", Widget.NUMBER),
+    CERTIFICATE_WARN_DAYS_FIELD,
 )
 
 MCP = register(

@@ -32,6 +32,8 @@ class CheckConfig(Protocol):
     query, ``host:port``, a domain name); ``host`` is the host name whose concurrent checks a
     batch caps ("" when there is none); ``headers`` are the config's secret values, encrypted at
     rest and redacted from everything a target sends back (() for types without secrets).
+    A config may also have ``certificate_warn_days`` (HTTP, MCP): the runner then degrades an
+    HTTPS run whose leaf certificate expires within that many days (probes.runner.with_certificate).
     """
 
     @property

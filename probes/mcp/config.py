@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from probes.config import DEFAULT_CERTIFICATE_WARN_DAYS
 from probes.connection import uri_host, uri_target
 from probes.types import Headers
 
@@ -22,6 +23,8 @@ class McpConfig:
     required_tools: tuple[str, ...] = ()
     min_tools: int = 0
     timeout: float = 10.0
+    # HTTPS: degraded when the leaf certificate expires within this many days (0: never); probes.runner.
+    certificate_warn_days: int = DEFAULT_CERTIFICATE_WARN_DAYS
 
     @property
     def target(self) -> str:

@@ -52,6 +52,28 @@ def test_reminders_follow_the_policy_and_stop_at_acknowledgement(check, now, org
     assert kinds_delivered(channel) == ["incident.opened", "incident.reminder", "incident.acknowledged"]
 
 
+def test_a_reminder_says_the_cause_in_the_check_s_words_of_now(check, now, org, make_channel):
+    from alerts.models import Notification
+    from monitors.models import Healthcheck
+
+    channel = make_channel()
+    alert_policy_set(organization=org, healthcheck=check, channels=[channel], reminder_minutes=60)
+    status_change(
+        check, "down", at=now, regions={"eu-west": "certificate"}, sentence="Certificate expired 1 day ago"
+    )
+    outbox_consume(now=now)
+    # The recorder rewrites the same cause's sentence each run, with no cause change.
+    Healthcheck.objects.filter(pk=check.pk).update(
+        cause_kind="certificate", cause_reason="Certificate expired 2 days ago"
+    )
+
+    assert incidents_remind(now=now + timedelta(minutes=60)) == 1
+
+    reminder = Notification.objects.get(kind="incident.reminder")
+    assert reminder.details["cause"]["reason"] == "Certificate expired 2 days ago"
+    assert check.incidents.get().cause_reason == "Certificate expired 2 days ago"
+
+
 def test_an_unacknowledged_incident_escalates_to_more_channels_once(check, now, org, make_channel):
     first, oncall = make_channel(), make_channel(kind=Channel.Kind.PAGERDUTY)
     alert_policy_set(

@@ -113,8 +113,8 @@ def test_the_other_api_fields_map_to_the_api_names():
         ),
         pytest.param(
             "monitors:\n  - name: A\n    type: mcp\n    target: https://a.example/\n    config: {minTool: 1}\n",
-            "monitors.yaml:5:14: monitors[0].config.minTool: unknown field; allowed: headers, minTools, "
-            "requiredTools, timeout, uri",
+            "monitors.yaml:5:14: monitors[0].config.minTool: unknown field; allowed: certificateWarnDays, "
+            "headers, minTools, requiredTools, timeout, uri",
             id="unknown-config-field",
         ),
         pytest.param(

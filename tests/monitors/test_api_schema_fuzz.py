@@ -52,7 +52,7 @@ def test_the_schema_documents_the_mcp_config_field_by_field():
     config = document["components"]["schemas"]["Healthcheck"]["properties"]["config"]
     mcp = next(s for s in config["anyOf"] if s["title"].startswith("MCP"))["properties"]
 
-    assert set(mcp) == {"uri", "headers", "requiredTools", "minTools", "timeout"}
+    assert set(mcp) == {"uri", "headers", "requiredTools", "minTools", "timeout", "certificateWarnDays"}
     assert all(field.get("description") for name, field in mcp.items() if name != "uri")
 
 

@@ -528,7 +528,8 @@ def make_certs(tmp_path: Any, *, expired: bool = False, host: str = "localhost")
     start, end = (
         (now - dt.timedelta(days=30), now - dt.timedelta(days=1))
         if expired
-        else (now, now + dt.timedelta(days=1))
+        # 90 days: past the HTTPS checks' 14-day certificate warning, so a valid cert is up.
+        else (now, now + dt.timedelta(days=90))
     )
     cert = (
         x509.CertificateBuilder()

@@ -12,14 +12,16 @@ from collections.abc import Iterator
 
 import pytest
 from aiosmtpd.controller import Controller
-from probe_support import free_port, http_response, loopback, read_request, unless_hung
+from probe_support import free_port, http_response, loopback, mcp_handler, read_request, unless_hung
 
 from probes import certificates
 from probes.checks.http import HttpConfig
+from probes.checks.mcp import McpConfig
 from probes.checks.tls import TlsConfig
 from probes.runner import ProbeEnv, run_check
 from probes.types import FailureKind, ProbeOutcome, Status
 from tests.probes.tls_support import (
+    DAY,
     HOST,
     Pki,
     imap_dialog,
@@ -256,26 +258,94 @@ def test_hostile_dialogs_are_capped_protocol_failures(pki, servers, protocol, di
 # --- HTTPS checks record the certificate -------------------------------------------------------------
 
 
-def test_an_https_check_records_its_leaf_certificate(pki, servers):
-    async def handler(reader, writer):
-        await read_request(reader)
-        writer.write(http_response(200, b"ok", {"content-type": "text/plain"}))
-        await writer.drain()
-        writer.close()
+async def _ok(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await read_request(reader)
+    writer.write(http_response(200, b"ok", {"content-type": "text/plain"}))
+    await writer.drain()
+    writer.close()
+
+
+def https_check(context: ssl.SSLContext, pki: Pki, kind: str = "http", **config: object) -> ProbeOutcome:
+    """Return the outcome of an HTTP (or MCP) check of a loopback HTTPS server serving ``context``."""
 
     async def main() -> ProbeOutcome:
-        async with loopback(handler, tls=servers["expiring"]) as port:
-            return await unless_hung(run_check(HttpConfig(uri=f"https://{HOST}:{port}/"), env(pki)))
+        handler = _ok if kind == "http" else mcp_handler
+        async with loopback(handler, tls=context) as port:
+            made = (HttpConfig if kind == "http" else McpConfig)(uri=f"https://{HOST}:{port}/mcp", **config)
+            return await unless_hung(run_check(made, env(pki)))
 
-    outcome = asyncio.run(main())
+    return asyncio.run(main())
+
+
+def test_an_https_check_records_its_leaf_certificate(pki, servers):
+    outcome = https_check(servers["valid"], pki)
+
     assert outcome.status is Status.UP
     cert = outcome.details["certificate"]
     assert (cert["subject"], cert["days_left"], cert["chain_valid"], cert["name_matches"]) == (
         "CN=tls.test",
-        3,
+        90,
         True,
         True,
     )
+
+
+@pytest.mark.parametrize("kind", ["http", "mcp"])
+@pytest.mark.parametrize(
+    ("scenario", "config", "status", "kind_seen", "reason"),
+    [
+        ("valid", {}, Status.UP, None, ""),
+        (
+            "expiring",
+            {},
+            Status.DEGRADED,
+            FailureKind.CERTIFICATE_EXPIRING,
+            "Certificate expires in 3 days (",
+        ),
+        ("expiring", {"certificate_warn_days": 2}, Status.UP, None, ""),
+        ("expiring", {"certificate_warn_days": 0}, Status.UP, None, ""),
+        ("valid", {"certificate_warn_days": 90}, Status.DEGRADED, None, "Certificate expires in 90 days ("),
+        ("expired", {}, Status.DOWN, FailureKind.TLS, "TLS handshake failed: certificate has expired"),
+        ("not_yet_valid", {}, Status.DOWN, FailureKind.TLS, "TLS handshake failed: certificate is not yet"),
+        ("wrong_name", {}, Status.DOWN, FailureKind.TLS, "TLS handshake failed: Hostname mismatch"),
+        ("self_signed", {}, Status.DOWN, FailureKind.TLS, "TLS handshake failed: self-signed certificate"),
+        ("incomplete_chain", {}, Status.DOWN, FailureKind.TLS, "TLS handshake failed: unable to get local"),
+    ],
+)
+def test_an_https_check_warns_before_its_certificate_expires(
+    pki, servers, kind, scenario, config, status, kind_seen, reason
+):
+    outcome = https_check(servers[scenario], pki, kind, **config)
+
+    assert outcome.status is status, outcome
+    if kind_seen is not None:
+        assert outcome.kind is kind_seen
+    assert outcome.reason.startswith(reason), outcome.reason
+
+
+def test_the_warning_names_the_day_it_expires(pki, servers):
+    outcome = https_check(servers["expiring"], pki)
+
+    expires = (pki.now + 3 * DAY).strftime("%Y-%m-%d %H:%M UTC")
+    assert outcome.reason == f"Certificate expires in 3 days ({expires})"
+    assert outcome.http_status == 200
+    assert outcome.details["certificate"]["days_left"] == 3
+
+
+def test_a_down_https_check_stays_down_with_an_expiring_certificate(pki, servers):
+    async def failing(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await read_request(reader)
+        writer.write(http_response(503, b"busy"))
+        await writer.drain()
+        writer.close()
+
+    async def main() -> ProbeOutcome:
+        async with loopback(failing, tls=servers["expiring"]) as port:
+            return await unless_hung(run_check(HttpConfig(uri=f"https://{HOST}:{port}/"), env(pki)))
+
+    outcome = asyncio.run(main())
+    assert (outcome.status, outcome.kind) == (Status.DOWN, FailureKind.HTTP_STATUS)
+    assert outcome.details["certificate"]["days_left"] == 3
 
 
 def test_a_plain_http_check_records_no_certificate():

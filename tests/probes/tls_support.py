@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import ipaddress
 import ssl
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -34,6 +35,14 @@ Key = ec.EllipticCurvePrivateKey
 class Issued:
     cert: x509.Certificate
     key: Key
+
+
+def _general_name(name: str) -> x509.GeneralName:
+    """Return a SAN entry: an IP address for an address literal (an HTTPS URL to 127.0.0.1), else a DNS name."""
+    try:
+        return x509.IPAddress(ipaddress.ip_address(name))
+    except ValueError:
+        return x509.DNSName(name)
 
 
 def _name(common_name: str) -> x509.Name:
@@ -75,7 +84,7 @@ class Pki:
         )
         if names:
             builder = builder.add_extension(
-                x509.SubjectAlternativeName([x509.DNSName(name) for name in names]), critical=False
+                x509.SubjectAlternativeName([_general_name(name) for name in names]), critical=False
             )
         return Issued(builder.sign(issuer.key if issuer else key, hashes.SHA256()), key)
 

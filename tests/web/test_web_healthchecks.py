@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.test import override_settings
@@ -78,6 +78,27 @@ def test_an_http_healthcheck_is_created_from_its_tab(owner, org):
     assert config["expectedStatus"] == ["2xx", "301"]
 
 
+def test_the_http_tab_sets_the_certificate_warning(owner, org):
+    form = {
+        "type": "http",
+        "name": "Site",
+        "uri": "https://example.com/",
+        "certificate_warn_days": "30",
+        "interval": "300",
+        "regions": ["eu-west"],
+        "recheck_count": "1",
+        "tags": "",
+        "action": "save",
+    }
+    assert (
+        "Warn days before the certificate expires"
+        in owner.get("/app/healthchecks/new/?type=http").content.decode()
+    )
+
+    assert owner.post("/app/healthchecks/new/", form).status_code == 302
+    assert Healthcheck.objects.get(organization=org).config["certificateWarnDays"] == 30
+
+
 def test_the_tabs_work_without_script(owner):
     assert "Required tools" in owner.get("/app/healthchecks/new/?type=mcp").content.decode()
     page = owner.get("/app/healthchecks/new/?type=http").content.decode()
@@ -96,6 +117,11 @@ def test_the_tabs_work_without_script(owner):
         ),
         ({"min_tools": "many"}, {"config": {"minTools": "many"}}, "min_tools"),
         ({"timeout": "600"}, {"config": {"timeout": 600}}, "timeout"),
+        (
+            {"certificate_warn_days": "4000"},
+            {"config": {"certificateWarnDays": 4000}},
+            "certificate_warn_days",
+        ),
         ({"interval": "10"}, {"interval": 10}, "interval"),
         ({"interval": "soon"}, {"interval": "soon"}, "interval"),
         ({"name": ""}, {"name": ""}, "name"),
@@ -610,6 +636,31 @@ def test_the_healthcheck_page_shows_the_tool_list_s_history(owner, org, make_che
     page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
     assert "Removed: <code>search_docs</code> and 2 more" in page
     assert "Gained required inputs: <code>get_status</code> (service, zone)" in page
+
+
+def test_the_healthcheck_page_shows_its_certificate_changes(owner, org, make_check):
+    from monitors.models import CertificateChange
+
+    healthcheck = make_check(org)
+    CertificateChange.objects.create(
+        healthcheck=healthcheck,
+        at=timezone.now(),
+        region=Region.objects.get(slug="eu-west"),
+        previous_serial="0a1b",
+        serial="3c4d",
+        previous_issuer="CN=Old CA",
+        issuer="CN=New <CA>",
+        not_after=datetime(2027, 3, 1, 12, 0, tzinfo=UTC),
+    )
+    page = owner.get(f"/app/healthchecks/{healthcheck.public_id}/").content.decode()
+    section = page[page.index("<h2>Certificate changes</h2>") :]
+    assert "serial <code>0a1b</code><br>CN=Old CA" in section
+    assert "serial <code>3c4d</code><br>CN=New &lt;CA&gt;<br>until 2027-03-01 12:00" in section
+
+
+def test_a_healthcheck_without_certificate_changes_shows_no_such_card(owner, org, make_check):
+    page = owner.get(f"/app/healthchecks/{make_check(org).public_id}/").content.decode()
+    assert "Certificate changes" not in page
 
 
 def test_a_healthcheck_without_incidents_or_tool_changes_says_so(owner, org, make_check):
