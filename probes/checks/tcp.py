@@ -29,7 +29,6 @@ from probes.config import (
     boolean_field,
     config_fields,
     host_field,
-    no_headers_field,
     text_problem,
     timeout_field,
     validate_host,
@@ -50,9 +49,7 @@ SHOWN_REPLY = 200
 QUOTED_REPLY = 120
 QUOTED_EXPECT = 100
 LINE_ENDINGS = {"lf": "\n", "crlf": "\r\n", "none": ""}
-CONFIG_KEYS = frozenset(
-    {"host", "port", "tls", "serverName", "send", "lineEnding", "expect", "headers", "timeout"}
-)
+CONFIG_KEYS = frozenset({"host", "port", "tls", "serverName", "send", "lineEnding", "expect", "timeout"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +96,6 @@ def address_words(host: str, port: int | str) -> str:
 def parse_tcp_config(raw: object) -> TcpConfig:
     """Return a TcpConfig from the TCP check's API mapping; raise ConfigError naming each bad field."""
     data, errors = config_fields(raw, CONFIG_KEYS)
-    no_headers_field(data, errors)
     host = host_field(data, errors)
     port = _port(data, errors)
     tls = boolean_field(data, "tls", False, errors)
@@ -182,7 +178,7 @@ def _expect(raw: object, errors: dict[str, str]) -> re.Pattern[str] | None:
 
 
 def tcp_config_to_api(config: TcpConfig) -> dict[str, Any]:
-    """Return the API shape of ``config`` (``headers`` is always empty: the services expect the key)."""
+    """Return the API shape of ``config`` (no ``headers``: a TCP check sends none, so holds no secret)."""
     return {
         "host": config.host,
         "port": config.port,
@@ -191,7 +187,6 @@ def tcp_config_to_api(config: TcpConfig) -> dict[str, Any]:
         "send": config.send,
         "lineEnding": config.line_ending,
         "expect": config.expect.pattern if config.expect is not None else None,
-        "headers": {},
         "timeout": config.timeout,
     }
 
@@ -228,11 +223,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
                 "Without send, the server's banner."
             ),
             "example": "^SSH-2\\.0-",
-        },
-        "headers": {
-            "type": "object",
-            "maxProperties": 0,
-            "description": "Always empty: no headers are sent.",
         },
         "timeout": TIMEOUT_SCHEMA,
     },

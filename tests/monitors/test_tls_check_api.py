@@ -48,7 +48,6 @@ def test_the_api_creates_it_by_name_and_number(client):
             "serverName": None,
             "warnDays": 14,
             "timeout": 10.0,
-            "headers": {},
         }
 
 

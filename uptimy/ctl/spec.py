@@ -358,7 +358,8 @@ class _Reader:
             self.problems.append(_from_place(monitor.place("config.uri"), _sentence(pasted_key)))
             return
         api_config = dict(kind.to_api(parsed))
-        api_config["headers"] = {name: MASK for name in api_config.get("headers", {})}
+        if "headers" in api_config:  # only types that send headers have the key (tcp, dns... have none)
+            api_config["headers"] = {name: MASK for name in api_config["headers"]}
         monitor.fields["config"] = api_config
 
     def listing(
