@@ -413,5 +413,6 @@ TCP = register(
         schema=CONFIG_SCHEMA,
         run=check_tcp,
         form=FORM,
+        address_fields=("host",),
     )
 )

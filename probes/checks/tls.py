@@ -388,5 +388,7 @@ TLS = register(
         schema=CONFIG_SCHEMA,
         run=check_tls,
         form=FORM,
+        # serverName is only sent (SNI), never connected to: host is the one address reached.
+        address_fields=("host",),
     )
 )
