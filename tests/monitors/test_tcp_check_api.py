@@ -80,6 +80,7 @@ def create(client, **config: Any) -> Any:
         ({"port": 22}, "config.host"),
         ({"host": "exa mple.com", "port": 22}, "config.host"),
         ({"host": "example.com", "port": 22, "expect": "(unclosed"}, "config.expect"),
+        ({"host": "example.com", "port": 22, "expect": r"^(\w)\1"}, "config.expect"),
         ({"host": "example.com", "port": 22, "send": "a\u0000"}, "config.send"),
         ({"host": "example.com", "port": 22, "serverName": "x.example"}, "config.serverName"),
         ({"host": "example.com", "port": 22, "headers": {"X-Key": "secret"}}, "config.headers"),
