@@ -71,8 +71,8 @@ def decrypt_headers(token: str) -> dict[str, str]:
 def with_secret_headers(config: Mapping[str, Any], token: str) -> dict[str, Any]:
     """Return a stored config with its header values decrypted into ``headers``, ready to parse.
 
-    A check type without headers (ping, DNS) stores no ``headers`` key and gets none, which its
-    parser would refuse as an unknown field. Raises SecretUnreadable as decrypt_headers does.
+    A check type without headers (TLS, TCP, DNS, ping, domain, heartbeat) stores no ``headers``
+    key and gets none, which its parser would refuse as an unknown field. Raises SecretUnreadable as decrypt_headers does.
     """
     if "headers" not in config and not token:
         return dict(config)

@@ -20,7 +20,7 @@ from monitors.models import (
     ToolListVersion,
 )
 from monitors.secrets import SecretUnreadable, with_secret_headers
-from probes.checks import CheckConfig, check_kind
+from probes.checks import CheckConfig, UnknownCheckKind, check_kind
 from probes.config import ConfigError
 from probes.text import storable
 from probes.types import Status, ToolInfo
@@ -97,6 +97,19 @@ class CheckConfigs:
     runnable: dict[int, CheckConfig]
     # Healthcheck id -> the sentence its result says: the check is down until someone fixes it.
     unrunnable: dict[int, str]
+
+
+def healthcheck_target(*, healthcheck: Healthcheck) -> str:
+    """Return what ``healthcheck`` watches (its type's target) from its stored config; "" when that no longer parses.
+
+    Its header values play no part in a target, so they are left out rather than decrypted.
+    """
+    config = {key: value for key, value in healthcheck.config.items() if key != "headers"}
+    try:
+        kind = check_kind(healthcheck.type)
+        return kind.target(kind.parse(config))
+    except (UnknownCheckKind, ConfigError, ValueError, TypeError, AttributeError):
+        return ""
 
 
 def check_configs(*, healthcheck_ids: list[int]) -> CheckConfigs:

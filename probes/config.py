@@ -267,16 +267,6 @@ def host_field(data: Mapping[str, Any], errors: dict[str, str], key: str = "host
         return ""
 
 
-def no_headers_field(data: Mapping[str, Any], errors: dict[str, str]) -> None:
-    """Record an error for request headers given to a type that sends none (absent, null or {} pass).
-
-    The services hand every parser the stored secret headers under ``headers``, so a type
-    without secrets still accepts the empty value (and its API shape answers ``{}``).
-    """
-    if data.get("headers") not in (None, {}):
-        errors["headers"] = "This check type sends no request headers; leave it out."
-
-
 def timeout_field(raw: object, errors: dict[str, str]) -> float:
     """Return the ``timeout`` in seconds, or record why it is out of range."""
     low, high = TIMEOUT_RANGE

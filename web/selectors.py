@@ -75,6 +75,8 @@ UPTIME_SPANS = {"24h": timedelta(hours=24), "30d": timedelta(days=30)}
 class DashboardRow:
     healthcheck: Healthcheck
     type_name: str
+    # What the check watches, as the API's `target` answers it (a URL, host:port, a domain, "").
+    target: str
     last_ms: float | None
     # Floored percentages as text ("99.99"), None without measured time: monitors.uptime's definition.
     uptime_24h: str | None
@@ -137,6 +139,7 @@ def dashboard(*, organization: Organization, query: Mapping[str, str], now: date
         DashboardRow(
             healthcheck=hc,
             type_name=type_name(hc),
+            target=selectors.healthcheck_target(healthcheck=hc),
             last_ms=last_ms.get(hc.id),
             uptime_24h=figures[hc.id]["24h"].percent,
             uptime_30d=figures[hc.id]["30d"].percent,
@@ -212,6 +215,7 @@ def view_of_tool_change(row: ToolChange) -> ToolChangeView:
 class HealthcheckPage:
     healthcheck: Healthcheck
     type_name: str
+    target: str
     regions: list[RegionState]
     latest: ResultView | None
     status_changes: list[StatusChange]
@@ -418,6 +422,7 @@ def healthcheck_page(*, healthcheck: Healthcheck, now: datetime, span: str) -> H
     return HealthcheckPage(
         healthcheck=healthcheck,
         type_name=type_name(healthcheck),
+        target=selectors.healthcheck_target(healthcheck=healthcheck),
         regions=regions,
         latest=latest,
         status_changes=changes,

@@ -32,7 +32,7 @@ from monitors.models import (
     StatusChange,
     ToolChange,
 )
-from monitors.selectors import MaintenanceNow, Uptime, UptimeFigures
+from monitors.selectors import MaintenanceNow, Uptime, UptimeFigures, healthcheck_target
 from monitors.services import result_unsaved, storable_outcome
 from monitors.services.listings import NAMESPACE_MAX, URL_MAX
 from probes.checks import CheckKind, UnknownCheckKind, check_kind, check_kinds, known_kinds_words
@@ -234,6 +234,11 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
     type = CheckTypeField()
     type_name = serializers.SerializerMethodField()
     config = ConfigField()
+    target = serializers.SerializerMethodField(
+        help_text="What the check watches, from its type and config: the URL without its query (http, mcp), "
+        "`host:port` (tcp, tls), `name TYPE @nameserver` (dns), the host (ping), the domain (domain); "
+        '"" for a heartbeat, which reaches nothing.'
+    )
     interval = serializers.IntegerField(
         source="interval_seconds",
         required=False,
@@ -308,6 +313,7 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
             "type",
             "type_name",
             "config",
+            "target",
             "interval",
             "regions",
             "tags",
@@ -360,6 +366,9 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
         path = f"/ping/{ping_id}"
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request is not None else path
+
+    def get_target(self, obj: Healthcheck) -> str:
+        return healthcheck_target(healthcheck=obj)
 
     def get_type_name(self, obj: Healthcheck) -> str:
         try:

@@ -52,7 +52,7 @@ from probes.wire import os_error_words
 
 RECORD_TYPES = ("A", "AAAA", "CNAME", "MX", "TXT", "NS", "SOA", "CAA")
 EXPECT_OPS = ("contains", "equals")
-CONFIG_KEYS = frozenset({"name", "recordType", "nameserver", "expect", "dnssec", "timeout", "headers"})
+CONFIG_KEYS = frozenset({"name", "recordType", "nameserver", "expect", "dnssec", "timeout"})
 DNS_PORT = 53
 MAX_EXPECTED = 50
 MAX_VALUE_CHARS = 2048
@@ -131,8 +131,6 @@ def parse_dns_config(raw: object) -> DnsConfig:
     expect = _expect_field(data.get("expect"), record_type if "recordType" not in errors else None, errors)
     dnssec = boolean_field(data, "dnssec", False, errors)
     timeout = timeout_field(data.get("timeout", DEFAULT_TIMEOUT), errors)
-    if data.get("headers") not in (None, {}):
-        errors["headers"] = "A DNS check sends no headers."
     if errors:
         raise ConfigError(errors)
     return DnsConfig(
@@ -325,8 +323,6 @@ def dns_config_to_api(config: DnsConfig) -> dict[str, Any]:
         ),
         "dnssec": config.dnssec,
         "timeout": config.timeout,
-        # The registry's contract: every config has its (secret) headers; a DNS check has none.
-        "headers": {},
     }
 
 
@@ -369,11 +365,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "description": "Require a DNSSEC-validated answer (the AD bit from a validating resolver).",
         },
         "timeout": TIMEOUT_SCHEMA,
-        "headers": {
-            "type": "object",
-            "maxProperties": 0,
-            "description": "Always empty: a DNS check has no secrets.",
-        },
     },
 }
 

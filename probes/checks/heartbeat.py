@@ -21,7 +21,7 @@ from probes.config import ConfigError, config_fields, text_problem, whole_number
 from probes.heartbeats import Schedule
 from probes.types import Headers
 
-CONFIG_KEYS = frozenset({"schedule", "grace", "maxRunSeconds", "headers"})
+CONFIG_KEYS = frozenset({"schedule", "grace", "maxRunSeconds"})
 PERIOD_RANGE = (60, 366 * 86_400)
 GRACE_RANGE = (60, 31 * 86_400)
 MAX_RUN_RANGE = (1, 31 * 86_400)
@@ -59,8 +59,6 @@ class HeartbeatConfig:
 def parse_heartbeat_config(raw: object) -> HeartbeatConfig:
     """Return a HeartbeatConfig from ``{"schedule": {"period"} | {"cron", "tz"}, "grace", "maxRunSeconds"}``."""
     data, errors = config_fields(raw, CONFIG_KEYS)
-    if data.get("headers") not in (None, {}, []):
-        errors["headers"] = "A heartbeat sends no request, so it has no headers."
     schedule = _schedule(data.get("schedule"), errors)
     grace = _seconds(data.get("grace", DEFAULT_GRACE), "grace", GRACE_RANGE, errors)
     max_run = data.get("maxRunSeconds")
@@ -133,14 +131,14 @@ def _cron(raw: object, tz: str, errors: dict[str, str]) -> str:
 
 
 def heartbeat_config_to_api(config: HeartbeatConfig) -> dict[str, Any]:
-    """Return the API shape of ``config``; ``headers`` is always empty (no secrets)."""
+    """Return the API shape of ``config`` (no ``headers``: a heartbeat sends no request)."""
     schedule = config.schedule
     shape: dict[str, Any] = (
         {"period": schedule.period}
         if schedule.period is not None
         else {"cron": schedule.cron, "tz": schedule.tz}
     )
-    api: dict[str, Any] = {"schedule": shape, "grace": config.grace, "headers": {}}
+    api: dict[str, Any] = {"schedule": shape, "grace": config.grace}
     if config.max_run_seconds is not None:
         api["maxRunSeconds"] = config.max_run_seconds
     return api
@@ -192,7 +190,6 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "maximum": MAX_RUN_RANGE[1],
             "description": "A /start → success run longer than this makes the check degraded.",
         },
-        "headers": {"type": "object", "maxProperties": 0, "description": "Always empty."},
     },
 }
 

@@ -10,11 +10,10 @@ matches, absent), ``body`` (contains, not_contains, matches), ``json`` (a JSONPa
 python-jsonpath, RFC 9535: equals, contains, exists, lt, le, gt, ge) and ``response_time``
 (``lt_ms``).
 
-Regular expressions are compiled once, here, with Python's ``re``, which has no timeout. Two
-guards keep a hostile or unlucky body from stalling the worker: a pattern is at most
-:data:`MAX_PATTERN` characters and may not nest repeats (``(a+)+``, the shape of
-catastrophic backtracking), and a body is matched on its first :data:`MATCHED_TEXT_CHARS`
-characters only.
+Regular expressions are compiled once, here, with RE2 (:mod:`probes.regex`): matching takes
+time linear in the text whatever the pattern, so a hostile or unlucky body can't stall the
+worker. A pattern is at most :data:`MAX_PATTERN` characters, and a body is matched on its first
+:data:`MATCHED_TEXT_CHARS` characters only.
 """
 
 from __future__ import annotations
@@ -22,11 +21,6 @@ from __future__ import annotations
 import json
 import math
 import re
-
-# The parser behind re.compile, to read a pattern's shape (nested repeats); typeshed stubs only
-# its deprecated alias sre_parse, whose import warns.
-import re._constants as sre_constants  # type: ignore[import-not-found]
-import re._parser as sre_parser  # type: ignore[import-not-found]
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +28,7 @@ from typing import Any
 import jsonpath
 
 from probes.jsonrpc import JsonTooDeep, read_json
+from probes.regex import Regex, RegexRefused, compile_regex
 
 MAX_ASSERTIONS = 10
 MAX_PATTERN = 256
@@ -61,8 +56,6 @@ _KEYS = {
 _STATUS_CLASS = re.compile(r"^([1-5])xx$", re.IGNORECASE)
 _STATUS_RANGE = re.compile(r"^(\d{3})-(\d{3})$")
 _TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$")
-_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT)
-_ANY_REPEAT = (*_REPEATS, sre_constants.POSSESSIVE_REPEAT)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +117,7 @@ class HeaderAssertion:
     name: str
     op: str
     value: str = ""
-    pattern: re.Pattern[str] | None = field(default=None, compare=False)
+    pattern: Regex | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -143,7 +136,7 @@ class HeaderAssertion:
 class BodyAssertion:
     op: str
     value: str
-    pattern: re.Pattern[str] | None = field(default=None, compare=False)
+    pattern: Regex | None = field(default=None, compare=False)
 
     @property
     def label(self) -> str:
@@ -287,47 +280,15 @@ def _text_value(item: Mapping[str, Any], where: str, errors: dict[str, str]) -> 
     return value
 
 
-def _pattern(value: str, where: str, errors: dict[str, str]) -> re.Pattern[str] | None:
+def _pattern(value: str, where: str, errors: dict[str, str]) -> Regex | None:
     if len(value) > MAX_PATTERN:
         errors[f"{where}.value"] = f"A regular expression is at most {MAX_PATTERN} characters."
         return None
     try:
-        tree = sre_parser.parse(value)
-        pattern = re.compile(value)
-    except (re.error, RecursionError, OverflowError) as exc:
-        errors[f"{where}.value"] = f"Not a valid regular expression ({exc})."
+        return compile_regex(value)
+    except RegexRefused as exc:
+        errors[f"{where}.value"] = str(exc)
         return None
-    if _nests_repeats(tree, inside=False):
-        errors[f"{where}.value"] = (
-            "Must not repeat a repeat, like (a+)+ or (a*)*: such patterns can take exponential time."
-        )
-        return None
-    return pattern
-
-
-def _nests_repeats(tree: Any, *, inside: bool) -> bool:
-    """Return whether the parsed pattern has a repeat of more than one inside another repeat."""
-    for op, argument in tree.data if hasattr(tree, "data") else tree:
-        if op in _ANY_REPEAT:
-            _low, high, body = argument
-            repeats = high > 1 or high == sre_constants.MAXREPEAT
-            if repeats and inside and op in _REPEATS:
-                return True
-            # A possessive repeat never backtracks into its body.
-            if _nests_repeats(body, inside=(repeats and op in _REPEATS) or inside):
-                return True
-        elif op is sre_constants.SUBPATTERN:
-            if _nests_repeats(argument[3], inside=inside):
-                return True
-        elif op is sre_constants.BRANCH:
-            if any(_nests_repeats(branch, inside=inside) for branch in argument[1]):
-                return True
-        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            if _nests_repeats(argument[1], inside=inside):
-                return True
-        elif op is sre_constants.ATOMIC_GROUP and _nests_repeats(argument, inside=False):
-            return True
-    return False
 
 
 def _parse_header(item: Mapping[str, Any], where: str, errors: dict[str, str]) -> HeaderAssertion | None:
@@ -507,7 +468,7 @@ def _judge_header(item: HeaderAssertion, seen: Seen) -> Judged:
         passed = item.value in value
     else:
         assert item.pattern is not None
-        passed = item.pattern.search(value) is not None
+        passed = item.pattern.search(value)
     return Judged(
         item.label, passed, value, "" if passed else f"{subject} was {_shown(value)}, expected {expected}"
     )
@@ -525,7 +486,7 @@ def _judge_body(item: BodyAssertion, text: str | None) -> Judged:
         failure = f"body contains {_quoted(item.value)}, expected it absent"
     else:
         assert item.pattern is not None
-        passed = item.pattern.search(text[:MATCHED_TEXT_CHARS]) is not None
+        passed = item.pattern.search(text[:MATCHED_TEXT_CHARS])
         scope = " in its first MiB" if len(text) > MATCHED_TEXT_CHARS else ""
         failure = f"body does not match {_quoted(item.value)}{scope}"
     return Judged(item.label, passed, shown, "" if passed else failure)

@@ -102,6 +102,15 @@ class CheckKind(Generic[C]):
         """Return whether regions probe this type (a passive type's verdict comes from what arrives)."""
         return self.run is not None
 
+    def target(self, config: C) -> str:
+        """Return what a check of this type watches, as the API's ``target`` and uptimyctl show it.
+
+        An active type's is its config's ``target``, which each type defines once: the URL without
+        its query (http, mcp), ``host:port`` (tcp, tls), ``name TYPE @nameserver`` (dns), the host
+        (ping), the domain (domain). A passive type reaches nothing: "".
+        """
+        return config.target if self.active else ""
+
 
 class UnknownCheckKind(ValueError):
     """Say that a number or name is no registered check type, listing the ones that are."""

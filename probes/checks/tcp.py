@@ -14,7 +14,6 @@ protocol (SMTP, SSH, FTP) needs ``expect`` and no ``send``: the server speaks fi
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 from dataclasses import dataclass, replace
 from typing import Any
@@ -29,7 +28,6 @@ from probes.config import (
     boolean_field,
     config_fields,
     host_field,
-    no_headers_field,
     text_problem,
     timeout_field,
     validate_host,
@@ -38,6 +36,7 @@ from probes.config import (
 from probes.connection import CheckFailed, Connection, sanitize
 from probes.netguard import IPAddress
 from probes.redact import clip
+from probes.regex import Regex, RegexRefused, compile_regex
 from probes.types import FailureKind, Headers, ProbeOutcome, Status
 
 MAX_SEND_BYTES = 1024
@@ -50,9 +49,7 @@ SHOWN_REPLY = 200
 QUOTED_REPLY = 120
 QUOTED_EXPECT = 100
 LINE_ENDINGS = {"lf": "\n", "crlf": "\r\n", "none": ""}
-CONFIG_KEYS = frozenset(
-    {"host", "port", "tls", "serverName", "send", "lineEnding", "expect", "headers", "timeout"}
-)
+CONFIG_KEYS = frozenset({"host", "port", "tls", "serverName", "send", "lineEnding", "expect", "timeout"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +57,7 @@ class TcpConfig:
     """Hold one TCP check's settings, already validated by :func:`parse_tcp_config`.
 
     ``send`` is the line without its ending (``line_ending`` is one of :data:`LINE_ENDINGS`);
-    ``expect`` is the regex compiled at parse, matched with ``search``.
+    ``expect`` is the regex compiled at parse (RE2, :mod:`probes.regex`: linear time), matched with ``search``.
     """
 
     host: str
@@ -69,7 +66,7 @@ class TcpConfig:
     server_name: str | None = None
     send: str | None = None
     line_ending: str = "lf"
-    expect: re.Pattern[str] | None = None
+    expect: Regex | None = None
     timeout: float = float(DEFAULT_TIMEOUT)
 
     @property
@@ -99,7 +96,6 @@ def address_words(host: str, port: int | str) -> str:
 def parse_tcp_config(raw: object) -> TcpConfig:
     """Return a TcpConfig from the TCP check's API mapping; raise ConfigError naming each bad field."""
     data, errors = config_fields(raw, CONFIG_KEYS)
-    no_headers_field(data, errors)
     host = host_field(data, errors)
     port = _port(data, errors)
     tls = boolean_field(data, "tls", False, errors)
@@ -164,7 +160,7 @@ def _send(raw: object, errors: dict[str, str]) -> str | None:
     return line or None
 
 
-def _expect(raw: object, errors: dict[str, str]) -> re.Pattern[str] | None:
+def _expect(raw: object, errors: dict[str, str]) -> Regex | None:
     if raw is None or raw == "":
         return None
     if not isinstance(raw, str) or len(raw) > MAX_EXPECT:
@@ -174,15 +170,14 @@ def _expect(raw: object, errors: dict[str, str]) -> re.Pattern[str] | None:
         errors["expect"] = problem
         return None
     try:
-        return re.compile(raw)
-    except re.error as exc:
-        where = f" at position {exc.pos}" if exc.pos is not None else ""
-        errors["expect"] = f"Not a valid regular expression: {exc.msg}{where}."
+        return compile_regex(raw)
+    except RegexRefused as exc:
+        errors["expect"] = str(exc)
         return None
 
 
 def tcp_config_to_api(config: TcpConfig) -> dict[str, Any]:
-    """Return the API shape of ``config`` (``headers`` is always empty: the services expect the key)."""
+    """Return the API shape of ``config`` (no ``headers``: a TCP check sends none, so holds no secret)."""
     return {
         "host": config.host,
         "port": config.port,
@@ -191,7 +186,6 @@ def tcp_config_to_api(config: TcpConfig) -> dict[str, Any]:
         "send": config.send,
         "lineEnding": config.line_ending,
         "expect": config.expect.pattern if config.expect is not None else None,
-        "headers": {},
         "timeout": config.timeout,
     }
 
@@ -223,16 +217,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
             "type": ["string", "null"],
             "maxLength": MAX_EXPECT,
             "description": (
-                f"A regular expression (Python syntax) the reply must match, searched in its first "
+                f"A regular expression (RE2 syntax: no backreferences or lookaround) the reply must match, searched in its first "
                 f"{MAX_REPLY_BYTES // 1024} KiB and {MAX_REPLY_LINES} lines, read as UTF-8. "
                 "Without send, the server's banner."
             ),
             "example": "^SSH-2\\.0-",
-        },
-        "headers": {
-            "type": "object",
-            "maxProperties": 0,
-            "description": "Always empty: no headers are sent.",
         },
         "timeout": TIMEOUT_SCHEMA,
     },
@@ -326,7 +315,7 @@ async def _run(
 
 async def _read_reply(
     config: TcpConfig,
-    expect: re.Pattern[str],
+    expect: Regex,
     stream: wire.Stream,
     progress: _Progress,
     waited: float,
@@ -365,7 +354,7 @@ def _reply_text(reply: bytes) -> str:
     return "\n".join(lines[:MAX_REPLY_LINES]) if len(lines) > MAX_REPLY_LINES else text
 
 
-def _mismatch_words(config: TcpConfig, expect: re.Pattern[str], progress: _Progress, *, ended: bool) -> str:
+def _mismatch_words(config: TcpConfig, expect: Regex, progress: _Progress, *, ended: bool) -> str:
     if not progress.reply:
         return f"{config.target} closed the connection without a reply (expected /{_shown_expect(expect)}/)"
     got = sanitize(_reply_text(progress.reply), QUOTED_REPLY)
@@ -396,7 +385,7 @@ def _timed_out(config: TcpConfig, conn: Connection, progress: _Progress) -> Prob
     return ProbeOutcome(status=Status.DOWN, kind=FailureKind.TIMEOUT, reason=reason)
 
 
-def _shown_expect(expect: re.Pattern[str]) -> str:
+def _shown_expect(expect: Regex) -> str:
     """Return the regex as a reason quotes it: the customer's own printable text (parse says so), clipped."""
     return clip(expect.pattern, QUOTED_EXPECT)
 
@@ -423,5 +412,6 @@ TCP = register(
         schema=CONFIG_SCHEMA,
         run=check_tcp,
         form=FORM,
+        address_fields=("host",),
     )
 )

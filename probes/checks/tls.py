@@ -42,9 +42,7 @@ MAX_LINE = 2048
 MAX_LINES = 100
 MAX_DIALOG_BYTES = 32 * 1024
 EHLO_NAME = "uptimy.invalid"
-# "headers" only because monitors.services stores every type's config with its (secret) headers:
-# a TLS check has none, and any given is refused.
-CONFIG_KEYS = frozenset({"host", "port", "starttls", "serverName", "warnDays", "timeout", "headers"})
+CONFIG_KEYS = frozenset({"host", "port", "starttls", "serverName", "warnDays", "timeout"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,8 +104,6 @@ def parse_tls_config(raw: object) -> TlsConfig:
         data.get("warnDays", certificates.DEFAULT_WARN_DAYS), "warnDays", 0, MAX_WARN_DAYS, errors
     )
     timeout = timeout_field(data.get("timeout", DEFAULT_TIMEOUT), errors)
-    if data.get("headers") not in (None, {}):
-        errors["headers"] = "A TLS check sends no headers."
     if errors:
         raise ConfigError(errors)
     return TlsConfig(
@@ -129,7 +125,6 @@ def tls_config_to_api(config: TlsConfig) -> dict[str, Any]:
         "serverName": config.server_name,
         "warnDays": config.warn_days,
         "timeout": config.timeout,
-        "headers": {},
     }
 
 
@@ -393,5 +388,7 @@ TLS = register(
         schema=CONFIG_SCHEMA,
         run=check_tls,
         form=FORM,
+        # serverName is only sent (SNI), never connected to: host is the one address reached.
+        address_fields=("host",),
     )
 )

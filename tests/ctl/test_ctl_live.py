@@ -564,3 +564,34 @@ def test_check_of_a_missing_tool_exits_1_naming_it(ctl, mcp_url):
 
     assert code == 1
     assert "search_docs" in out
+
+
+OTHER_TYPES = """\
+monitors:
+  - name: Mail port
+    type: tcp
+    config: {host: mail.example.com, port: 25}
+  - name: Mail records
+    type: dns
+    config: {name: example.com, recordType: MX}
+  - name: Nightly
+    type: heartbeat
+    config: {schedule: {period: 3600}}
+"""
+
+
+def test_plan_get_and_status_show_each_types_target(ctl):
+    plan = ctl("apply", "-f", "FILE", file=OTHER_TYPES)[1]
+
+    table = ctl("get", "monitors")[1].splitlines()
+    status = ctl("status")[1].splitlines()
+
+    assert "  + create Mail port (tcp mail.example.com:25)" in plan.splitlines()
+    assert "  + create Nightly (heartbeat)" in plan.splitlines()
+    assert table[1].rstrip().endswith("mail.example.com:25")
+    assert table[2].rstrip().endswith("example.com MX")
+    assert status == [
+        "pending     Mail port  (tcp mail.example.com:25)",
+        "pending     Mail records  (dns example.com MX)",
+        "pending     Nightly  (heartbeat)",
+    ]

@@ -74,7 +74,6 @@ def test_a_public_nameserver_is_accepted_and_answered_as_stored(client, settings
         "expect": {"op": "contains", "values": ["10 mail.example.test."]},
         "dnssec": False,
         "timeout": 10.0,
-        "headers": {},
     }
 
 

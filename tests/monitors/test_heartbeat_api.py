@@ -25,7 +25,7 @@ def test_a_heartbeat_is_created_passive(client):
     assert response.status_code == 201, response.json()
     body = response.json()
     assert (body["type"], body["type_name"]) == (7, "heartbeat")
-    assert body["config"] == {**NIGHTLY, "headers": {}}
+    assert body["config"] == NIGHTLY
     assert body["regions"] == []
     check = Healthcheck.objects.get(public_id=body["id"])
     # Dispatch never claims it: it has no slot.

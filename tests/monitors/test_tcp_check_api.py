@@ -80,9 +80,15 @@ def create(client, **config: Any) -> Any:
         ({"port": 22}, "config.host"),
         ({"host": "exa mple.com", "port": 22}, "config.host"),
         ({"host": "example.com", "port": 22, "expect": "(unclosed"}, "config.expect"),
+        ({"host": "example.com", "port": 22, "expect": r"^(\w)\1"}, "config.expect"),
         ({"host": "example.com", "port": 22, "send": "a\u0000"}, "config.send"),
         ({"host": "example.com", "port": 22, "serverName": "x.example"}, "config.serverName"),
         ({"host": "example.com", "port": 22, "headers": {"X-Key": "secret"}}, "config.headers"),
+        ({"host": "example.com", "port": 22, "headers": {}}, "config.headers"),
+        ({"host": "10.0.0.1", "port": 22}, "config.host"),
+        ({"host": "127.0.0.1", "port": 22}, "config.host"),
+        ({"host": "::1", "port": 22}, "config.host"),
+        ({"host": "169.254.169.254", "port": 80}, "config.host"),
     ],
 )
 def test_a_bad_config_is_a_400_naming_the_field(client, config, field):
@@ -107,7 +113,6 @@ def test_the_api_creates_it_and_answers_its_config(client):
         "send": None,
         "lineEnding": "lf",
         "expect": "^SSH-2\\.0-",
-        "headers": {},
         "timeout": 10.0,
     }
 
@@ -159,12 +164,20 @@ def test_run_now_names_a_mismatched_reply(client, settings, banner_server):
     assert results[0]["reason"] == 'Reply did not match /^220 / within 1 s: got "SSH-2.0-Uptimy_test"'
 
 
+def test_a_private_address_is_saved_where_the_deployment_allows_private_targets(client, settings):
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+
+    assert create(client, host="10.0.0.1", port=22).status_code == 201
+
+
 def test_the_worker_refuses_a_loopback_target_unless_private_targets_are_allowed(
     client, settings, banner_server
 ):
     settings.REDIS_URL = ""
-    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = False
+    # Saved while allowed, run once no longer allowed: the guard at run time refuses it too.
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
     check_id = create(client, host="127.0.0.1", port=banner_server.port).json()["id"]
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = False
 
     results = client.post(f"{URL}{check_id}/run/").json()
 

@@ -22,6 +22,9 @@ URL = "/api/v1/healthchecks/"
         ({"port": 70000}, "config.port"),
         ({"warnDays": 400}, "config.warnDays"),
         ({"starttls": "ftp"}, "config.starttls"),
+        ({"host": "10.0.0.1"}, "config.host"),
+        ({"host": "127.0.0.1", "serverName": "example.com"}, "config.host"),
+        ({"host": "fd00::1"}, "config.host"),
     ],
 )
 def test_bad_fields_are_a_400_naming_them(client, config, field):
@@ -31,6 +34,15 @@ def test_bad_fields_are_a_400_naming_them(client, config, field):
 
     assert response.status_code == 400
     assert field in str(response.json())
+
+
+def test_a_private_address_is_saved_where_the_deployment_allows_private_targets(client, settings):
+    settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
+    config = {"host": "10.0.0.1", "serverName": "example.com"}
+
+    response = client.post(URL, {"name": "cert", "type": "tls", "config": config}, format="json")
+
+    assert response.status_code == 201, response.json()
 
 
 def test_the_api_creates_it_by_name_and_number(client):
@@ -48,7 +60,6 @@ def test_the_api_creates_it_by_name_and_number(client):
             "serverName": None,
             "warnDays": 14,
             "timeout": 10.0,
-            "headers": {},
         }
 
 

@@ -7,7 +7,6 @@ frozen once the check can only wait, so it ends exactly at its deadline without 
 from __future__ import annotations
 
 import asyncio
-import re
 
 import pytest
 from probe_support import (
@@ -30,6 +29,7 @@ from probes.checks.tcp import (
     tcp_config_to_api,
 )
 from probes.config import ConfigError
+from probes.regex import compile_regex
 from probes.runner import ProbeEnv, run_check
 from probes.types import FailureKind, Status
 
@@ -290,6 +290,14 @@ def test_a_hostile_reply_is_capped_and_cleaned():
     assert "\x00" not in reply
 
 
+def test_a_catastrophic_expect_against_a_long_reply_is_tcp_reply():
+    # (x+x+)+y backtracks exponentially in Python's re over 4 KiB of x: the check would never end.
+    outcome, _ = check(banner(b"x" * (MAX_REPLY_BYTES * 2)), expect="(x+x+)+y")
+
+    assert (outcome.status, outcome.kind) == (Status.DOWN, FailureKind.TCP_REPLY)
+    assert outcome.reason.startswith("Reply did not match /(x+x+)+y/ in its first 4 KiB")
+
+
 def test_many_short_lines_stop_at_the_line_cap():
     outcome, _ = check(banner(b"x\n" * 1000), expect="never")
 
@@ -328,7 +336,6 @@ def test_a_config_round_trips_through_its_api_shape():
         "send": None,
         "lineEnding": "lf",
         "expect": "^220",
-        "headers": {},
         "timeout": 10.0,
     }
     assert parse_tcp_config(shape) == config
@@ -372,8 +379,11 @@ def test_an_ipv6_host_is_shown_in_brackets():
             "Not a valid regular expression",
         ),
         ({"host": "example.com", "port": 22, "expect": "a" * 513}, "expect", "512"),
+        ({"host": "example.com", "port": 22, "expect": r"^(\w)\1"}, "expect", "no backreferences (\\1)"),
+        ({"host": "example.com", "port": 22, "expect": "^(?=220)"}, "expect", "lookahead or lookbehind"),
         ({"host": "example.com", "port": 22, "timeout": 0}, "timeout", "1 to 60"),
-        ({"host": "example.com", "port": 22, "headers": {"A": "b"}}, "headers", "no request headers"),
+        ({"host": "example.com", "port": 22, "headers": {"A": "b"}}, "headers", "Unknown field"),
+        ({"host": "example.com", "port": 22, "headers": {}}, "headers", "Unknown field"),
         ({"host": "example.com", "port": 22, "uri": "http://x/"}, "uri", "Unknown field"),
     ],
 )
@@ -392,7 +402,7 @@ def test_a_non_object_config_is_refused():
 
 
 def test_defaults_and_the_line_sent():
-    config = parse_tcp_config({"host": "example.com", "port": 6379, "send": "PING\r\n", "headers": {}})
+    config = parse_tcp_config({"host": "example.com", "port": 6379, "send": "PING\r\n"})
 
     assert (config.tls, config.server_name, config.expect, config.timeout) == (False, None, None, 10.0)
     assert config.send == "PING"
@@ -400,7 +410,7 @@ def test_defaults_and_the_line_sent():
     assert (
         parse_tcp_config({"host": "example.com", "port": 1, "send": "x", "lineEnding": "none"}).line == b"x"
     )
-    assert parse_tcp_config({"host": "example.com", "port": 1, "expect": "^a"}).expect == re.compile("^a")
+    assert parse_tcp_config({"host": "example.com", "port": 1, "expect": "^a"}).expect == compile_regex("^a")
 
 
 def test_the_form_names_its_fields():

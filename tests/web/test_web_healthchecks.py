@@ -18,6 +18,8 @@ from monitors.models import (
     ToolListVersion,
 )
 from monitors.secrets import MASK, decrypt_headers
+from monitors.services import healthcheck_create
+from probes.checks import check_kind
 
 pytestmark = pytest.mark.django_db
 
@@ -227,6 +229,19 @@ def test_the_dashboard_lists_the_organization_s_checks_only(owner, org, other_or
     assert "Ours" in page
     assert "Theirs" not in page
     assert "Pending" in page  # the status as a word, not a colour alone
+
+
+def test_the_dashboard_and_the_check_s_page_show_what_each_check_watches(owner, org, now):
+    port = healthcheck_create(
+        organization=org,
+        name="Mail port",
+        check_type=check_kind("tcp"),
+        config={"host": "mail.example.com", "port": 25},
+        now=now,
+    )
+
+    assert "mail.example.com:25" in owner.get("/app/").content.decode()
+    assert "TCP · mail.example.com:25 ·" in owner.get(f"/app/healthchecks/{port.public_id}/").content.decode()
 
 
 @pytest.mark.parametrize(

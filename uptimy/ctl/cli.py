@@ -125,12 +125,18 @@ def cmd_get(args: argparse.Namespace, env: Mapping[str, str]) -> int:
                 hc["status"],
                 f"{hc['interval']}s",
                 ",".join(hc["regions"]),
-                hc["config"].get("uri", ""),
+                _target(hc),
             )
             for hc in healthchecks
         ]
         _table(("NAME", "TYPE", "STATUS", "INTERVAL", "REGIONS", "TARGET"), rows)
     return OK
+
+
+def _target(healthcheck: Mapping[str, Any]) -> str:
+    """Return what a healthcheck watches as the API answers it (a server before `target`: its config's uri)."""
+    target = healthcheck.get("target")
+    return str(target) if target is not None else str(healthcheck["config"].get("uri", ""))
 
 
 def cmd_export(args: argparse.Namespace, env: Mapping[str, str]) -> int:
@@ -147,7 +153,8 @@ def cmd_status(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         healthchecks = sorted(api.healthchecks(), key=lambda hc: hc["name"])
     for hc in healthchecks:
         cause = hc.get("cause") or {}
-        line = f"{hc['status']:<11} {hc['name']}  ({hc['type_name']} {hc['config'].get('uri', '')})"
+        target = _target(hc)
+        line = f"{hc['status']:<11} {hc['name']}  ({hc['type_name']}{' ' * bool(target)}{target})"
         if cause.get("reason"):
             line += f"  {cause['reason']}"
         if hc.get("in_maintenance"):
@@ -413,7 +420,7 @@ def _print_plan(plan: Plan, filename: str, api_url: str) -> None:
         )
         for create in plan.creates:
             m = create.monitor
-            print(f"  + create {m.name} ({m.type_name} {m.fields['config'].get('uri', '')})")
+            print(f"  + create {m.name} ({m.type_name}{' ' * bool(m.target)}{m.target})")
             if m.fields["config"].get("headers"):
                 print(f"      headers: {', '.join(f'{n}: {MASK}' for n in m.fields['config']['headers'])}")
             if m.listing is not None:

@@ -88,6 +88,8 @@ class Monitor:
     # The listing it writes (its five API fields, "" for a key left out), or None for `listing: null`:
     # remove it. Not in ``fields``: it is its own resource, compared and sent on its own.
     listing: dict[str, str] | None = None
+    # What it watches, as the API's `target` answers it (the type's target of its config): what plan shows.
+    target: str = ""
 
     @property
     def path(self) -> str:
@@ -357,8 +359,10 @@ class _Reader:
         if pasted_key is not None:
             self.problems.append(_from_place(monitor.place("config.uri"), _sentence(pasted_key)))
             return
+        monitor.target = kind.target(parsed)
         api_config = dict(kind.to_api(parsed))
-        api_config["headers"] = {name: MASK for name in api_config.get("headers", {})}
+        if "headers" in api_config:  # only types that send headers have the key (tcp, dns... have none)
+            api_config["headers"] = {name: MASK for name in api_config["headers"]}
         monitor.fields["config"] = api_config
 
     def listing(
