@@ -245,7 +245,8 @@ def get_monitor(grant: Grant, monitor: str, *, base_url: str) -> dict[str, Any]:
     """Return one monitor: its settings and status as the API shows them, and each region's newest result."""
     healthcheck = _find(grant, monitor)
     context = {
-        "maintenance": selectors.MaintenanceNow(organization=healthcheck.organization, at=timezone.now())
+        "maintenance": selectors.MaintenanceNow(organization=healthcheck.organization, at=timezone.now()),
+        "may_change": grant.can_write,
     }
     shown = dict(HealthcheckSerializer(healthcheck, context=context).data)
     shown["regions_now"] = [

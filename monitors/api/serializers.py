@@ -19,6 +19,7 @@ from monitors import quotes, scorecard
 from monitors.api.strict import RejectUnknownFields
 from monitors.maintenance import MAX_RULE_LENGTH, Occurrence
 from monitors.models import (
+    ApiKey,
     CauseChange,
     CertificateChange,
     Healthcheck,
@@ -296,7 +297,8 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
         help_text="Degraded when the response time in a quorum of regions is above this (ms); null: off.",
     )
     ping_url = serializers.SerializerMethodField(
-        help_text="A heartbeat's ping URL (add /start, /fail or /<exit status>); null for other types."
+        help_text="A heartbeat's ping URL (add /start, /fail or /<exit status>); null for other types, and for "
+        "a read-only key: whoever holds the URL can report the job done or failed."
     )
     listing = HealthcheckListingSummarySerializer(
         read_only=True,
@@ -355,6 +357,10 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
 
     @extend_schema_field(OpenApiTypes.URI)
     def get_ping_url(self, obj: Healthcheck) -> str | None:
+        # Whoever holds the URL can report the job done or failed: a change, so a read-only key
+        # (a dashboard's, a status tool's) never sees it, as a viewer never does in the web app.
+        if not self._may_change():
+            return None
         try:
             if check_kind(obj.type).active:
                 return None  # no query for the active types of a list
@@ -366,6 +372,14 @@ class HealthcheckSerializer(RejectUnknownFields, serializers.ModelSerializer[Hea
         path = f"/ping/{ping_id}"
         request = self.context.get("request")
         return request.build_absolute_uri(path) if request is not None else path
+
+    def _may_change(self) -> bool:
+        """Return whether the caller may change checks: a read-write key, or a context that says so."""
+        if "may_change" in self.context:
+            return bool(self.context["may_change"])
+        request = self.context.get("request")
+        auth = getattr(request, "auth", None)
+        return isinstance(auth, ApiKey) and auth.can_write
 
     def get_target(self, obj: Healthcheck) -> str:
         return healthcheck_target(healthcheck=obj)

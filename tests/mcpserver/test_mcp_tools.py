@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from django.utils import timezone
 
 from alerts.services import outbox_consume
 from mcpserver import tools
 from mcpserver.auth import Grant
 from monitors.models import Healthcheck
-from monitors.services import listing_set
+from monitors.services import healthcheck_create, listing_set
+from probes.checks import check_kind
 from tests.alerts.conftest import status_change
 
 pytestmark = pytest.mark.django_db
@@ -247,6 +249,23 @@ def test_get_monitor_shows_settings_status_and_each_regions_newest_result(grant)
     assert (shown["name"], shown["type_name"], shown["status"]) == ("Docs", "mcp", "pending")
     assert [region["region"] for region in shown["regions_now"]] == ["ap-southeast", "eu-west", "us-east"]
     assert all(region["latest"] is None for region in shown["regions_now"])
+
+
+@pytest.mark.parametrize(("scopes", "shown"), [(("read", "write"), True), (("read",), False)])
+def test_get_monitor_shows_a_heartbeat_s_ping_url_only_to_a_grant_that_may_write(org, scopes, shown):
+    # Whoever holds the URL can report the job done or failed: a change.
+    heartbeat = healthcheck_create(
+        organization=org,
+        name="nightly",
+        check_type=check_kind(7),
+        config={"schedule": {"period": 86400}, "grace": 300},
+        now=timezone.now(),
+    )
+
+    ping_url = tools.get_monitor(grant_of(org, *scopes), str(heartbeat.public_id), base_url=BASE)["ping_url"]
+
+    assert (ping_url is not None) == shown
+    assert ping_url is None or ping_url.startswith("/ping/")
 
 
 def test_get_monitor_shows_the_monitor_s_listing_as_the_api_does(grant, now):

@@ -139,3 +139,13 @@ def test_the_create_answers_an_absolute_ping_url_that_rotates(client):
     assert new != old
     assert Client().get(old.removeprefix("http://testserver")).status_code == 404
     assert Client().get(new.removeprefix("http://testserver")).status_code == 200
+
+
+def test_a_read_only_key_never_sees_the_ping_url(client, read_client):
+    # Whoever holds the URL can report the job done or failed; a read-only key changes nothing.
+    body = create(client, NIGHTLY).json()
+
+    assert body["ping_url"]
+    assert read_client.get(f"{URL}{body['id']}/").json()["ping_url"] is None
+    listed = read_client.get(URL).json()["results"]
+    assert [hc["ping_url"] for hc in listed] == [None]
