@@ -145,6 +145,29 @@ def downtime_bounds(check: Healthcheck) -> tuple[int, int]:
     )
 
 
+def quick(client, type_name: str, config: dict[str, Any]) -> Healthcheck:
+    """Create a check of the type through the API, in every region, with one recheck; make it due now."""
+    created = client.post(
+        CHECKS,
+        {
+            "name": f"the {type_name} check",
+            "type": type_name,
+            "config": config,
+            "recheck_count": 1,
+            "recheck_delay_seconds": 1,
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    assert set(created.json()["regions"]) == REGIONS
+    check = Healthcheck.objects.get(public_id=created.json()["id"])
+    # Quick slots (a domain check's API minimum is an hour): the test's pace, not the rule's.
+    Healthcheck.objects.filter(pk=check.pk).update(interval_seconds=QUICK_INTERVAL)
+    check.refresh_from_db()
+    due_now(check)
+    return check
+
+
 def changes(check: Healthcheck) -> list[StatusChange]:
     return list(check.status_changes.order_by("id"))
 
@@ -156,26 +179,9 @@ def test_each_active_type_goes_down_and_up_through_alerts_a_status_page_and_a_re
 ):
     with open_target(type_name, monkeypatch=monkeypatch, settings=settings, tmp_path=tmp_path) as target:
         secret = alert_to(client, hook)
-        created = client.post(
-            CHECKS,
-            {
-                "name": f"the {type_name} check",
-                "type": type_name,
-                "config": target.config,
-                "recheck_count": 1,
-                "recheck_delay_seconds": 1,
-            },
-            format="json",
-        )
-        assert created.status_code == 201, created.content
-        assert set(created.json()["regions"]) == REGIONS
-        check_id = created.json()["id"]
+        check = quick(client, type_name, target.config)
+        check_id = str(check.public_id)
         slug = page_of(client, check_id)
-        check = Healthcheck.objects.get(public_id=check_id)
-        # Quick slots (a domain check's API minimum is an hour): the test's pace, not the rule's.
-        Healthcheck.objects.filter(pk=check.pk).update(interval_seconds=QUICK_INTERVAL)
-        check.refresh_from_db()
-        due_now(check)
 
         walk_statuses(check, [("up", target.fail), ("down", lambda: None)])
         assert delivered(1)
@@ -262,3 +268,23 @@ def test_a_heartbeat_goes_down_when_late_and_up_on_its_next_ping_through_alerts_
     assert up_shown == ("Operational", "operational")
     assert availability["incidents"] == 1
     assert availability["downtime_seconds"] == round((up.at - down.effective_at).total_seconds())
+
+
+@embedded
+def test_a_tls_check_degraded_by_an_expiring_certificate_alerts_with_the_days_left(
+    client, hook, settings, monkeypatch, tmp_path
+):
+    with open_target("tls", monkeypatch=monkeypatch, settings=settings, tmp_path=tmp_path) as target:
+        secret = alert_to(client, hook)
+        check = quick(client, "tls", target.config)
+
+        # The default policy alerts on degraded (AlertPolicy.notify_on_degraded).
+        walk_statuses(check, [("up", target.answers["expiring"]), ("degraded", lambda: None)])
+        assert delivered(1)
+
+    ((alert,),) = [alerts(hook, secret)]
+    assert alert["type"] == "incident.opened"
+    assert alert["data"]["incident"]["severity"] == "warning"
+    assert alert["data"]["cause"]["kind"] == "certificate_expiring"
+    assert "expires in 3 days" in alert["data"]["cause"]["reason"]
+    assert "expires in 3 days" in alert["data"]["summary"]

@@ -15,7 +15,7 @@ import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -231,6 +231,8 @@ class Target:
     # The down verdict's cause: its kind, and words its reason must hold.
     kind: str
     reason: str
+    # Other answers the server can give, by name (a TLS server's expiring certificate).
+    answers: dict[str, Callable[[], None]] = field(default_factory=dict)
 
 
 def _http(stack: ExitStack, **_: Any) -> Target:
@@ -262,7 +264,13 @@ def _tls(stack: ExitStack, *, monkeypatch: pytest.MonkeyPatch, **_: Any) -> Targ
 
     config = {"host": "127.0.0.1", "port": server.port, "serverName": HOST, "timeout": 5}
     return Target(
-        "tls", config, serve("expired"), serve("valid"), "certificate", "Certificate expired 3 days ago"
+        "tls",
+        config,
+        serve("expired"),
+        serve("valid"),
+        "certificate",
+        "Certificate expired 3 days ago",
+        answers={"expiring": serve("expiring")},
     )
 
 
