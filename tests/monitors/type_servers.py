@@ -12,6 +12,7 @@ import json
 import socket
 import socketserver
 import ssl
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -28,6 +29,7 @@ from probes.checks.domain import clear_cache
 from tests.clock import real_now
 from tests.dns_server import Zone, dns_server
 from tests.monitors.conftest import start_sdk_peer, stop
+from tests.monitors.worker_support import QUICK_INTERVAL
 from tests.probes.tls_support import HOST, Pki, scenarios
 
 # --- TCP: an SSH-like banner -----------------------------------------------------------------
@@ -233,6 +235,8 @@ class Target:
     reason: str
     # Other answers the server can give, by name (a TLS server's expiring certificate).
     answers: dict[str, Callable[[], None]] = field(default_factory=dict)
+    # Seconds between slots: room for every region's run and recheck before the next slot.
+    interval: int = QUICK_INTERVAL
 
 
 def _http(stack: ExitStack, **_: Any) -> Target:
@@ -346,3 +350,42 @@ def open_target(name: str, **fixtures: Any) -> Iterator[Target]:
     """Start type ``name``'s server (``fixtures``: monkeypatch, settings, tmp_path); stop it after."""
     with ExitStack() as stack:
         yield TARGETS[name](stack, **fixtures)
+
+
+# --- ping: an address on the loopback of a network namespace of the test's own -----------------
+
+PING_ADDRESS = "10.9.0.7"
+
+
+def ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True)
+
+
+@contextmanager
+def ping_namespace() -> Iterator[None]:
+    """Set up the network namespace this process runs in (unshare --net): only there, never on a machine.
+
+    Loopback up, unprivileged ICMP allowed for the test's group, and 10.9.0.0/24 routed into the
+    loopback, where nothing answers it until the target's address is added.
+    """
+    ip("link", "set", "lo", "up")
+    ip("route", "add", "10.9.0.0/24", "dev", "lo")
+    with open("/proc/sys/net/ipv4/ping_group_range", "w") as setting:
+        setting.write("0 0")  # root of the user namespace, whom the test runs as
+    yield
+
+
+def ping_target() -> Target:
+    """Return a ping check's target whose address is on the namespace's loopback until it fails."""
+    ip("addr", "add", f"{PING_ADDRESS}/32", "dev", "lo")
+    return Target(
+        "ping",
+        {"host": PING_ADDRESS, "count": 1, "timeout": 2},
+        lambda: ip("addr", "del", f"{PING_ADDRESS}/32", "dev", "lo"),
+        lambda: ip("addr", "add", f"{PING_ADDRESS}/32", "dev", "lo"),
+        "packet_loss",
+        f"No echo reply from {PING_ADDRESS} (1 sent)",
+        # A lost echo takes the whole timeout, and on SQLite the regions' runs take turns
+        # (worker_support._OneStepAtATime): three of them and their rechecks need more than 5 s.
+        interval=15,
+    )
