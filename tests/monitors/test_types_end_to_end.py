@@ -253,7 +253,8 @@ def test_a_ping_check_goes_down_and_up_the_same_way_inside_a_network_namespace_o
     assert "1 passed" in done.stdout
 
 
-@embedded
+# embedded's mark, written out: a live-server module restores by serialized rollback (tests/test_live_server_modules.py).
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_a_heartbeat_goes_down_when_late_and_up_on_its_next_ping_through_alerts_a_page_and_a_report(
     client, hook, live_server
 ):
