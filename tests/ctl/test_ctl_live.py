@@ -156,6 +156,54 @@ def test_export_round_trips_through_apply_with_no_changes(ctl, monkeypatch, tmp_
     assert again[1].startswith("No changes: 3 monitors match"), again
 
 
+# One monitor of each type, as a customer writes it: `target` for the types with a URL, `config:` for the rest.
+EVERY_TYPE = {
+    "http": (
+        "    target: https://example.com/health\n"
+        "    config:\n"
+        "      assertions:\n"
+        "        - {type: json, path: $.status, op: equals, value: ok}\n",
+        {"uri": "https://example.com/health"},
+    ),
+    "tls": ("    config: {host: example.com, warnDays: 20}\n", {"host": "example.com", "warnDays": 20}),
+    "tcp": (
+        "    config: {host: example.com, port: 22, expect: '^SSH-2'}\n",
+        {"host": "example.com", "port": 22, "expect": "^SSH-2"},
+    ),
+    "dns": (
+        "    config: {name: example.com, recordType: MX}\n",
+        {"name": "example.com", "recordType": "MX"},
+    ),
+    "ping": ("    config: {host: example.com, count: 3}\n", {"host": "example.com", "count": 3}),
+    "domain": ("    interval: 1h\n    config: {domain: example.com}\n", {"domain": "example.com"}),
+    "heartbeat": (
+        "    config:\n      schedule: {cron: '0 3 * * *', tz: Europe/Paris}\n      grace: 300\n",
+        {"schedule": {"cron": "0 3 * * *", "tz": "Europe/Paris"}, "grace": 300},
+    ),
+    "mcp": ("    target: https://mcp.example.com/mcp\n", {"uri": "https://mcp.example.com/mcp"}),
+}
+
+
+@pytest.mark.parametrize("type_name", sorted(EVERY_TYPE))
+def test_every_type_is_created_by_apply_and_round_trips_through_export(ctl, uptimy, type_name):
+    lines, config = EVERY_TYPE[type_name]
+    file = f"monitors:\n  - name: Watched\n    type: {type_name}\n{lines}"
+
+    created = ctl("apply", "-f", "FILE", file=file)
+    code, exported, _ = ctl("export")
+    again = ctl("apply", "-f", "FILE", file=exported)
+
+    assert created[0] == 0, created
+    assert "Applied: 1 created, 0 updated, 0 deleted." in created[1]
+    healthcheck = Healthcheck.objects.get(organization=uptimy)
+    assert healthcheck.check_type.name == type_name
+    assert config.items() <= healthcheck.config.items()
+    assert code == 0
+    assert f"type: {type_name}" in exported
+    assert again[0] == 0
+    assert again[1].startswith("No changes: 1 monitor"), again
+
+
 @pytest.fixture
 def requests_made(monkeypatch):
     """Record the (method, path) of every request uptimyctl makes; each is still made."""

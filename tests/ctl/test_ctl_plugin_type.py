@@ -82,6 +82,7 @@ def test_a_type_without_a_uri_needs_no_target_and_reads_its_config(port_type):
     # No "headers" either: the type's API shape has none, and the API would refuse the key.
     (monitor,) = load(FILE, env={}).monitors
 
+    # Its config as the type's to_api answers it: no headers, which its API answer has none of either.
     assert monitor.fields == {
         "name": "Port",
         "type": "porttest",

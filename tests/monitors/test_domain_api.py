@@ -2,52 +2,24 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 import time_machine
 
 from monitors.models import Healthcheck
-from probes import rdap
-from probes.checks.domain import clear_cache
+from tests.monitors.type_servers import RdapRegistry, rdap_registry
 
 URL = "/api/v1/healthchecks/"
-RECORDED = (Path(__file__).parents[1] / "probes" / "data" / "rdap_domain_example.json").read_bytes()
+# The recorded answer's expiry (tests/probes/data/rdap_domain_example.json).
 EXPIRES = datetime(2027, 8, 13, 4, tzinfo=UTC)
 
 
-class Registry(BaseHTTPRequestHandler):
-    def do_GET(self) -> None:
-        found = self.path == "/rdap/domain/example.test"
-        body = RECORDED if found else b'{"errorCode": 404}'
-        self.send_response(200 if found else 404)
-        self.send_header("Content-Type", "application/rdap+json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def registry(settings, tmp_path) -> Iterator[None]:
-    settings.UPTIMY_RDAP_BOOTSTRAP_FILE = tmp_path / "none.json"
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Registry)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    rdap.use_bootstrap(
-        rdap.Bootstrap("test", {"test": (f"http://127.0.0.1:{httpd.server_address[1]}/rdap/",)})
-    )
-    clear_cache()
-    yield
-    rdap.use_bootstrap(None)
-    clear_cache()
-    httpd.shutdown()
-    httpd.server_close()
+def registry(settings, tmp_path) -> Iterator[RdapRegistry]:
+    with rdap_registry(settings, tmp_path) as registry:
+        yield registry
 
 
 def create(client, config: dict[str, object], **fields: object):

@@ -7,8 +7,6 @@ stopped, rechecks and all) and up again.
 
 from __future__ import annotations
 
-import socketserver
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,46 +14,10 @@ import pytest
 
 from monitors.models import Healthcheck, ProbeResult
 from probes.checks.tcp import CONFIG_SCHEMA
+from tests.monitors.type_servers import BannerServer
 from tests.monitors.worker_support import QUICK_INTERVAL, due_now, embedded, status_changes, walk_statuses
 
 URL = "/api/v1/healthchecks/"
-BANNER = b"SSH-2.0-Uptimy_test\r\n"
-
-
-class _Banner(socketserver.BaseRequestHandler):
-    def handle(self) -> None:
-        self.request.sendall(BANNER)
-        # Hold the connection until the check closes it, as an SSH server waits for the client.
-        try:
-            while self.request.recv(4096):
-                pass
-        except OSError:
-            pass
-
-
-class _Server(socketserver.ThreadingTCPServer):
-    allow_reuse_address = True
-    daemon_threads = True
-
-
-class BannerServer:
-    """Serve an SSH-like banner on a loopback port, which can be stopped and started again."""
-
-    def __init__(self) -> None:
-        self.server: _Server | None = None
-        self.port = 0
-        self.start()
-
-    def start(self) -> None:
-        self.server = _Server(("127.0.0.1", self.port), _Banner)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        if self.server is not None:
-            self.server.shutdown()
-            self.server.server_close()
-            self.server = None
 
 
 @pytest.fixture

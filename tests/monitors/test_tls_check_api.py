@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import socket
-import ssl
-import threading
 from collections.abc import Iterator
 
 import pytest
 
-from probes import certificates, runner
+from tests.monitors.type_servers import tls_server, trust_pki
 from tests.probes.tls_support import HOST, Pki, scenarios
 
 URL = "/api/v1/healthchecks/"
@@ -63,36 +60,11 @@ def test_the_api_creates_it_by_name_and_number(client):
         }
 
 
-def _serve(context: ssl.SSLContext) -> Iterator[int]:
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                sock, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                with context.wrap_socket(sock, server_side=True) as tls:
-                    tls.recv(1)
-            except (OSError, ssl.SSLError):
-                pass
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield port
-    stop.set()
-    listener.close()
-    thread.join(5)
-
-
 @pytest.fixture
 def expiring_server() -> Iterator[tuple[Pki, int]]:
     pki = Pki()
-    for port in _serve(scenarios(pki)["expiring"]):
-        yield pki, port
+    with tls_server(scenarios(pki)["expiring"]) as server:
+        yield pki, server.port
 
 
 def test_the_worker_degrades_a_certificate_that_expires_in_3_days(
@@ -101,8 +73,7 @@ def test_the_worker_degrades_a_certificate_that_expires_in_3_days(
     pki, port = expiring_server
     settings.REDIS_URL = ""  # the embedded mode: run-now runs the batch in this process
     settings.UPTIMY_ALLOW_PRIVATE_TARGETS = True
-    monkeypatch.setattr(runner, "default_ssl_context", pki.client)
-    monkeypatch.setattr(certificates, "utc_now", lambda: pki.now)
+    trust_pki(monkeypatch, pki)
     config = {"host": "127.0.0.1", "port": port, "serverName": HOST, "timeout": 5}
     check_id = client.post(URL, {"name": "cert", "type": "tls", "config": config}, format="json").json()["id"]
 

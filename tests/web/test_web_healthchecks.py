@@ -101,6 +101,61 @@ def test_the_http_tab_sets_the_certificate_warning(owner, org):
     assert Healthcheck.objects.get(organization=org).config["certificateWarnDays"] == 30
 
 
+# Each type's tab as a customer fills it in, and the config it must store.
+EVERY_TAB = {
+    "http": (
+        {
+            "uri": "https://example.com/health",
+            "assertions": '[{"type": "json", "path": "$.status", "op": "equals", "value": "ok"}]',
+        },
+        {
+            "uri": "https://example.com/health",
+            "assertions": [{"type": "json", "path": "$.status", "op": "equals", "value": "ok"}],
+        },
+    ),
+    "tls": (
+        {"host": "example.com", "port": "443", "warn_days": "20"},
+        {"host": "example.com", "warnDays": 20},
+    ),
+    "tcp": (
+        {"host": "example.com", "port": "22", "expect": "^SSH-2"},
+        {"host": "example.com", "port": 22, "expect": "^SSH-2"},
+    ),
+    "dns": ({"dns_name": "example.com", "record_type": "MX"}, {"name": "example.com", "recordType": "MX"}),
+    "ping": ({"host": "example.com", "count": "3"}, {"host": "example.com", "count": 3}),
+    "domain": ({"domain": "example.com"}, {"domain": "example.com"}),
+    "heartbeat": (
+        {"heartbeat_schedule": '{"cron": "0 3 * * *", "tz": "Europe/Paris"}', "heartbeat_grace": "300"},
+        {"schedule": {"cron": "0 3 * * *", "tz": "Europe/Paris"}, "grace": 300},
+    ),
+    "mcp": ({"uri": "https://mcp.example.com/mcp"}, {"uri": "https://mcp.example.com/mcp"}),
+}
+
+
+@pytest.mark.parametrize("type_name", sorted(EVERY_TAB))
+def test_every_type_is_created_from_its_own_tab(owner, org, type_name):
+    fields, config = EVERY_TAB[type_name]
+    tab = owner.get(f"/app/healthchecks/new/?type={type_name}").content.decode()
+    form = {
+        "type": type_name,
+        "name": "Watched",
+        "interval": "3600",
+        "regions": ["eu-west", "us-east"],
+        "recheck_count": "1",
+        "tags": "",
+        "action": "save",
+        **fields,
+    }
+
+    answer = owner.post("/app/healthchecks/new/", form)
+
+    assert f'<a href="?type={type_name}" aria-current="page">' in tab
+    assert answer.status_code == 302, answer.context["form"].errors
+    healthcheck = Healthcheck.objects.get(organization=org)
+    assert healthcheck.check_type.name == type_name
+    assert config.items() <= healthcheck.config.items()
+
+
 def test_the_tabs_work_without_script(owner):
     assert "Required tools" in owner.get("/app/healthchecks/new/?type=mcp").content.decode()
     page = owner.get("/app/healthchecks/new/?type=http").content.decode()

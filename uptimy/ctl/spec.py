@@ -361,7 +361,8 @@ class _Reader:
             return
         monitor.target = kind.target(parsed)
         api_config = dict(kind.to_api(parsed))
-        if "headers" in api_config:  # only types that send headers have the key (tcp, dns... have none)
+        # Only a type whose config has headers gets them: a domain or ping check's parser refuses the key.
+        if "headers" in api_config:
             api_config["headers"] = {name: MASK for name in api_config["headers"]}
         monitor.fields["config"] = api_config
 
