@@ -7,6 +7,10 @@ after the other, those waits were minutes of the suite's wall time; side by side
 the rest's work. The rest's output streams as it runs; the end-to-end run's output follows
 once both have ended, so the two never interleave. The exit status is the first failing one.
 
+The rest is split across the cores by pytest-xdist (``worker_options``): up to MAX_WORKERS
+workers, each with its own test database (pytest-django) and Redis database
+(tests/xdist_services.py). ``UPTIMY_TEST_WORKERS=1`` runs it in one process.
+
 Both runs are children of this process, in its process group: a Ctrl-C (or CI's timeout)
 reaches both, and each pytest tears its fixtures down (stopping its stacks) as it would alone.
 
@@ -33,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from tests.clock import ClockOffsetError, describe_offset, parse_offset, shifted_environment  # noqa: E402
 
 E2E = "tests/e2e"
+MAX_WORKERS = 4
 
 
 def finished(process: subprocess.Popen[bytes]) -> int:
@@ -52,6 +57,31 @@ def suite_environment() -> dict[str, str]:
     return shifted_environment(dict(os.environ), offset) if offset else dict(os.environ)
 
 
+class WorkerCountError(ValueError):
+    """UPTIMY_TEST_WORKERS is not a whole number of at least 1."""
+
+
+def worker_options(cores: int, asked: str) -> list[str]:
+    """Return the pytest options that split the rest of the suite across ``cores`` (pytest-xdist).
+
+    Most of the suite's time is waiting on servers it starts, not CPU: two workers on two cores
+    took 574 s where one took 1,421 s. At most MAX_WORKERS, since every worker starts its own
+    live servers and browser, and takes a Redis database of its own (tests/xdist_services.py).
+    UPTIMY_TEST_WORKERS overrides the count; 1 runs in one process, as before.
+    """
+    if not asked.strip():
+        count = min(cores, MAX_WORKERS)
+    elif asked.strip().isdigit() and int(asked) >= 1:
+        count = int(asked)
+    else:
+        raise WorkerCountError(f"UPTIMY_TEST_WORKERS must be a whole number of at least 1, not {asked!r}")
+    if count == 1:
+        return []
+    # xdist's default `load` scheduling: tests go to whichever worker is free. `loadfile` kept a
+    # module's tests together but left one worker alone with the longest browser modules.
+    return ["-p", "tests.xdist_services", "-n", str(count)]
+
+
 def main(options: list[str]) -> int:
     """Run tests/e2e beside the rest of the suite; return the first non-zero exit status, else 0."""
     try:
@@ -62,6 +92,11 @@ def main(options: list[str]) -> int:
     if options[:1] == ["--single"]:
         return finished(subprocess.Popen([sys.executable, "-m", "pytest", *options[1:]], cwd=ROOT, env=env))
     pytest = [sys.executable, "-m", "pytest", *options]
+    try:
+        split = worker_options(os.cpu_count() or 1, os.environ.get("UPTIMY_TEST_WORKERS", ""))
+    except WorkerCountError as error:
+        print(error, file=sys.stderr)
+        return 2
     with tempfile.TemporaryFile(prefix="uptimy-e2e-") as e2e_output:
         # No cache plugin here: both runs would write .pytest_cache's last-failed list, the later
         # one over the other's.
@@ -73,7 +108,7 @@ def main(options: list[str]) -> int:
             stderr=subprocess.STDOUT,
         )
         try:
-            rest = finished(subprocess.Popen([*pytest, f"--ignore={E2E}"], cwd=ROOT, env=env))
+            rest = finished(subprocess.Popen([*pytest, *split, f"--ignore={E2E}"], cwd=ROOT, env=env))
         finally:
             e2e_code = finished(e2e)
         e2e_output.seek(0)

@@ -1,4 +1,8 @@
-"""Run after the browser tests (file order): they leave no event loop running on the main thread."""
+"""Run after the browser tests (file order): they leave no event loop running on the main thread.
+
+Split across workers (pytest-xdist), this runs after whichever browser modules its worker took;
+the peers' asyncio.run tests, spread over both workers, would fail too if a loop were left.
+"""
 
 import asyncio
 
