@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -42,27 +42,29 @@ class DirectoryPagination(Pagination):
     max_page_size = PAGE_SIZE_MAX
 
 
-@extend_schema(
-    operation_id="directory_servers_list",
-    summary="List the directory's servers, ranked by their scorecards",
-    parameters=[
-        OpenApiParameter(
-            "q",
-            OpenApiTypes.STR,
-            description=f"Search names, titles and descriptions (at most {QUERY_MAX} characters).",
-        ),
-        OpenApiParameter(
-            "kind",
-            OpenApiTypes.STR,
-            enum=[kind.value for kind in Kind],
-            description="remote (default) or local-only packages: never ranked together.",
-        ),
-        OpenApiParameter("page", OpenApiTypes.INT),
-        OpenApiParameter("page_size", OpenApiTypes.INT, description=f"1 to {PAGE_SIZE_MAX}, default 50."),
-    ],
-    responses={200: ServerSerializer(many=True)},
-    auth=[],
-    tags=["directory"],
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="directory_servers_list",
+        summary="List the directory's servers, ranked by their scorecards",
+        parameters=[
+            OpenApiParameter(
+                "q",
+                OpenApiTypes.STR,
+                description=f"Search names, titles and descriptions (at most {QUERY_MAX} characters).",
+            ),
+            OpenApiParameter(
+                "kind",
+                OpenApiTypes.STR,
+                enum=[kind.value for kind in Kind],
+                description="remote (default) or local-only packages: never ranked together.",
+            ),
+            OpenApiParameter("page", OpenApiTypes.INT),
+            OpenApiParameter("page_size", OpenApiTypes.INT, description=f"1 to {PAGE_SIZE_MAX}, default 50."),
+        ],
+        responses={200: ServerSerializer(many=True)},
+        auth=[],
+        tags=["directory"],
+    )
 )
 class ServerListView(PublicView):
     """Rank the listed servers: passed checks, core checks (1–4), sampled success, p50 then p95 latency (lower first), recency."""
@@ -81,20 +83,22 @@ class ServerListView(PublicView):
         return paginator.get_paginated_response([ServerSerializer(item).data for item in items])
 
 
-@extend_schema(
-    operation_id="directory_servers_retrieve",
-    summary="Show one listed server with each of its checks",
-    parameters=[
-        OpenApiParameter(
-            "name",
-            OpenApiTypes.STR,
-            OpenApiParameter.PATH,
-            description="The registry's server name, namespace/name (its slash as it is, or %2F).",
-        )
-    ],
-    responses={200: ServerDetailSerializer},
-    auth=[],
-    tags=["directory"],
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="directory_servers_retrieve",
+        summary="Show one listed server with each of its checks",
+        parameters=[
+            OpenApiParameter(
+                "name",
+                OpenApiTypes.STR,
+                OpenApiParameter.PATH,
+                description="The registry's server name, namespace/name (its slash as it is, or %2F).",
+            )
+        ],
+        responses={200: ServerDetailSerializer},
+        auth=[],
+        tags=["directory"],
+    )
 )
 class ServerDetailView(PublicView):
     """A listed server, its endpoints and its scorecard's checks (rule, verdict, date, freshness, evidence)."""
