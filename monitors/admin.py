@@ -12,6 +12,7 @@ from monitors.models import (
     ApiKey,
     AuditEvent,
     CauseChange,
+    CertificateChange,
     Healthcheck,
     HealthcheckListing,
     HealthcheckTag,
@@ -233,6 +234,11 @@ class ToolChangeAdmin(ReadOnlyAdmin[ToolChange]):
         "added_count",
         "new_required_inputs_count",
     ]
+
+
+@admin.register(CertificateChange)
+class CertificateChangeAdmin(ReadOnlyAdmin[CertificateChange]):
+    list_display = ["healthcheck", "at", "region", "previous_serial", "serial", "not_after"]
 
 
 @admin.register(Rollup)

@@ -466,10 +466,12 @@ def _passive_page(*, healthcheck: Healthcheck, now: datetime) -> HealthcheckPage
     return HealthcheckPage(
         healthcheck=healthcheck,
         type_name=type_name(healthcheck),
+        target=selectors.healthcheck_target(healthcheck=healthcheck),
         regions=[],
         latest=None,
         status_changes=list(healthcheck.status_changes.all()[:STATUS_CHANGES_SHOWN]),
         tool_changes=[],
+        certificate_changes=[],
         incidents=incidents_of_healthcheck(healthcheck=healthcheck, limit=INCIDENTS_SHOWN),
         uptime_24h=None,
         uptime_30d=None,

@@ -96,10 +96,10 @@ def _queries_for(owner, path: str) -> int:
 
 # The session, the user, the membership, the healthcheck with its regions and tags; region states,
 # the newest result and latest attempt (one query), the tool list version (read once, shared with the
-# scorecard), status changes, the chart, uptime (history, maintenance), tool changes, incidents, the
+# scorecard), status changes, the chart, uptime (history, maintenance), tool changes, certificate changes, incidents, the
 # uptime figures' two rollup reads, the check's own listing (shared with the scorecard too), and the
 # scorecard's four own reads.
-PAGE_QUERIES = 22
+PAGE_QUERIES = 23
 
 
 def test_the_page_reads_the_newest_result_and_the_tool_list_version_once(owner, org, make_check):
