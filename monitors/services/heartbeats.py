@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Case, DateTimeField, F, OuterRef, Subquery, Value, When
 
 from monitors.errors import ServiceError
 from monitors.models import CauseChange, Healthcheck, Heartbeat, Ping, StatusChange
@@ -24,12 +24,15 @@ from monitors.ratelimit import rate_take
 from probes.checks import check_kind
 from probes.checks.heartbeat import HeartbeatConfig
 from probes.heartbeats import Ping as PingValue
-from probes.heartbeats import PingKind, verdict
+from probes.heartbeats import PingKind, Verdict, verdict
 from probes.text import storable
 from probes.types import Status
 
 MAX_BODY_BYTES = 100 * 1024
 PINGS_PER_MINUTE = 60
+# A sweep's batch (one IN list, one CASE update) and its most per call: the rest waits a tick.
+JUDGE_BATCH = 1000
+JUDGE_LIMIT = 20_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,82 +88,196 @@ def heartbeat_rotate(*, healthcheck: Healthcheck) -> Healthcheck:
     return healthcheck
 
 
-def heartbeats_judge(*, now: datetime, limit: int = 1000) -> int:
-    """Judge the heartbeats pinged since last judged or past their due-by; return how many."""
-    ids = list(
-        Heartbeat.objects.filter(Q(ping_count__gt=F("judged_count")) | Q(due_at__lte=now))
-        .order_by("pk")
-        .values_list("pk", flat=True)[:limit]
+def heartbeats_judge(*, now: datetime, batch: int = JUDGE_BATCH, limit: int = JUDGE_LIMIT) -> int:
+    """Judge the heartbeats past their due-by, then those pinged since last judged; return how many.
+
+    Batches of ``batch`` until none is left or ``limit`` were judged (the next sweep takes the
+    rest): the late ones first, since their lateness is what the sweep's cadence bounds.
+    """
+    judged = 0
+    for pick in (_due, _pinged):
+        while judged < limit:
+            ids = pick(now, min(batch, limit - judged))
+            if not ids:
+                break
+            judged += _judge_batch(ids, now)
+            if len(ids) < batch:
+                break
+    return judged
+
+
+def _due(now: datetime, count: int) -> list[int]:
+    # heartbeat_due: an index range over due_at, never a scan of every heartbeat.
+    return list(
+        Heartbeat.objects.filter(due_at__lte=now).order_by("due_at").values_list("pk", flat=True)[:count]
     )
-    for hc_id in ids:
-        _judge_one(hc_id, now)
-    return len(ids)
 
 
-def _judge_one(hc_id: int, now: datetime) -> None:
-    with transaction.atomic():
-        check = Healthcheck.objects.select_for_update().filter(pk=hc_id).first()
-        if check is None:
-            return
-        state = Heartbeat.objects.get(pk=hc_id)
-        seen = state.ping_count
-        last = (
-            Ping.objects.filter(healthcheck_id=hc_id)
-            .exclude(kind=PingKind.START.value)
-            .order_by("-at", "-id")
-            .first()
-        )
-        config = check_kind(check.type).parse(check.config)
-        if check.paused or not isinstance(config, HeartbeatConfig):
-            Heartbeat.objects.filter(pk=hc_id).update(judged_count=seen, due_at=None)
-            return
+def _pinged(now: datetime, count: int) -> list[int]:
+    # heartbeat_pinged: the partial index holds exactly the rows this condition selects.
+    return list(
+        Heartbeat.objects.filter(ping_count__gt=F("judged_count")).values_list("pk", flat=True)[:count]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Seen:
+    """One heartbeat as the sweep read it: its count, its check's columns, and its last completion ping."""
+
+    hc_id: int
+    ping_count: int
+    type: int
+    config: dict[str, object]
+    paused: bool
+    status: str
+    cause_kind: str
+    cause_reason: str
+    last: PingValue | None
+
+
+def _judge_batch(ids: list[int], now: datetime) -> int:
+    """Judge ``ids`` with a few set-based queries: read in bulk, decide in pure code, write what changed.
+
+    No healthcheck row is locked while reading. ``judged_count`` becomes the count read *before*
+    the pings were, so a ping that lands during the sweep leaves ``ping_count`` above it and the
+    next sweep judges that heartbeat again. A status or cause is written by a conditional UPDATE
+    (the status, cause and pause the sweep read must still hold), so a pause, a type change or a
+    concurrent sweep that got there first wins, and this sweep writes neither the row nor a
+    StatusChange for it: the next sweep decides from what is there then.
+    """
+    seen = _read(ids)
+    schedule_of: dict[int, tuple[datetime | None, bool]] = {}
+    changes: list[tuple[_Seen, Verdict]] = []
+    for row in seen:
+        config = _config(row.type, row.config)
+        if row.paused or config is None:
+            schedule_of[row.hc_id] = (None, False)
+            continue
         found = verdict(
             schedule=config.schedule,
             grace=config.grace,
             max_run_seconds=config.max_run_seconds,
-            last=None
-            if last is None
-            else PingValue(
-                at=last.at,
-                kind=PingKind(last.kind),
-                exit_status=last.exit_status,
-                body=last.body,
-                duration_seconds=last.duration_seconds,
-            ),
+            last=row.last,
             now=now,
         )
-        Heartbeat.objects.filter(pk=hc_id).update(judged_count=seen, due_at=found.due_at)
+        schedule_of[row.hc_id] = (found.due_at, True)
         kind = found.kind.value if found.kind else ""
-        if found.status != check.status:
-            StatusChange.objects.create(
-                healthcheck_id=hc_id,
-                at=now,
-                from_status=check.status,
-                to_status=found.status,
-                reason=found.reason,
-                cause_kind=kind,
-                cause_reason=found.reason,
-                cause_since=found.since if kind else None,
-                effective_at=found.since if Status.DOWN in (found.status, check.status) else None,
+        if found.status != row.status or (
+            kind and (kind != row.cause_kind or found.reason != row.cause_reason)
+        ):
+            changes.append((row, found))
+    with transaction.atomic():
+        if seen:
+            counts = {row.hc_id: row.ping_count for row in seen}
+            Heartbeat.objects.filter(pk__in=list(counts)).update(
+                judged_count=Case(*(When(pk=pk, then=Value(n)) for pk, n in counts.items())),
+                due_at=Case(
+                    *(When(pk=pk, then=Value(due)) for pk, (due, _) in schedule_of.items()),
+                    default=F("due_at"),
+                    output_field=DateTimeField(),
+                ),
             )
-            Healthcheck.objects.filter(pk=hc_id).update(
+        _write_changes(changes, now)
+    return len(ids)
+
+
+def _read(ids: list[int]) -> list[_Seen]:
+    # Counts first, pings after: every ping counted in ``ping_count`` is committed, so the last
+    # ping read is at least as new as the count says.
+    last_ping = (
+        Ping.objects.filter(healthcheck_id=OuterRef("pk"))
+        .exclude(kind=PingKind.START.value)
+        .order_by("-at", "-id")
+        .values("id")[:1]
+    )
+    rows = list(
+        Heartbeat.objects.filter(pk__in=ids)
+        .annotate(last_id=Subquery(last_ping))
+        .values_list(
+            "pk",
+            "ping_count",
+            "healthcheck__type",
+            "healthcheck__config",
+            "healthcheck__paused",
+            "healthcheck__status",
+            "healthcheck__cause_kind",
+            "healthcheck__cause_reason",
+            "last_id",
+        )
+    )
+    pings = {
+        ping_pk: PingValue(
+            at=at, kind=PingKind(kind), exit_status=exit_status, body=body, duration_seconds=duration
+        )
+        for ping_pk, at, kind, exit_status, body, duration in Ping.objects.filter(
+            pk__in=[row[-1] for row in rows if row[-1] is not None]
+        ).values_list("pk", "at", "kind", "exit_status", "body", "duration_seconds")
+    }
+    return [
+        _Seen(pk, count, type_, config, paused, status, cause_kind, cause_reason, pings.get(last_id))
+        for pk, count, type_, config, paused, status, cause_kind, cause_reason, last_id in rows
+    ]
+
+
+def _config(type_: int, raw: dict[str, object]) -> HeartbeatConfig | None:
+    """Return the heartbeat's parsed config, or None when the check is no longer a heartbeat."""
+    try:
+        config = check_kind(type_).parse(raw)
+    except ValueError:  # an unknown type (UnknownCheckKind) or a config that no longer parses (ConfigError)
+        return None
+    return config if isinstance(config, HeartbeatConfig) else None
+
+
+def _write_changes(changes: list[tuple[_Seen, Verdict]], now: datetime) -> None:
+    """Write each changed status or cause if the row still reads as the sweep saw it, with its outbox row."""
+    status_changes: list[StatusChange] = []
+    cause_changes: list[CauseChange] = []
+    for row, found in changes:
+        kind = found.kind.value if found.kind else ""
+        still = Healthcheck.objects.filter(
+            pk=row.hc_id,
+            type=row.type,
+            paused=False,
+            status=row.status,
+            cause_kind=row.cause_kind,
+            cause_reason=row.cause_reason,
+        )
+        if found.status != row.status:
+            if not still.update(
                 status=found.status,
                 status_changed_at=now,
                 cause_kind=kind,
                 cause_reason=found.reason if kind else "",
                 cause_since=found.since if kind else None,
-            )
-        elif kind and (kind != check.cause_kind or found.reason != check.cause_reason):
-            if kind != check.cause_kind:
-                CauseChange.objects.create(
-                    healthcheck_id=hc_id,
+            ):
+                continue
+            status_changes.append(
+                StatusChange(
+                    healthcheck_id=row.hc_id,
                     at=now,
-                    status=check.status,
-                    from_kind=check.cause_kind,
+                    from_status=row.status,
+                    to_status=found.status,
+                    reason=found.reason,
+                    cause_kind=kind,
+                    cause_reason=found.reason,
+                    cause_since=found.since if kind else None,
+                    effective_at=found.since if Status.DOWN in (found.status, row.status) else None,
+                )
+            )
+            continue
+        if not still.update(cause_kind=kind, cause_reason=found.reason, cause_since=found.since):
+            continue
+        if kind != row.cause_kind:
+            cause_changes.append(
+                CauseChange(
+                    healthcheck_id=row.hc_id,
+                    at=now,
+                    status=row.status,
+                    from_kind=row.cause_kind,
                     to_kind=kind,
                     reason=found.reason,
-                    previous_reason=check.cause_reason,
+                    previous_reason=row.cause_reason,
                 )
-            Healthcheck.objects.filter(pk=hc_id).update(
-                cause_kind=kind, cause_reason=found.reason, cause_since=found.since
             )
+    StatusChange.objects.bulk_create(status_changes)
+    CauseChange.objects.bulk_create(cause_changes)
