@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Case, DateTimeField, F, OuterRef, Subquery, Value, When
+from django.db.models import Case, DateTimeField, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, When
 
 from monitors.errors import ServiceError
-from monitors.models import CauseChange, Healthcheck, Heartbeat, Ping, StatusChange
+from monitors.models import CauseChange, Healthcheck, Heartbeat, Ping, Plan, StatusChange
 from monitors.ratelimit import rate_take
 from probes.checks import check_kind
 from probes.checks.heartbeat import HeartbeatConfig
@@ -33,6 +33,8 @@ PINGS_PER_MINUTE = 60
 # A sweep's batch (one IN list, one CASE update) and its most per call: the rest waits a tick.
 JUDGE_BATCH = 1000
 JUDGE_LIMIT = 20_000
+# Pings kept per heartbeat past which the oldest go, whatever the plan's retention.
+PINGS_KEPT = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,3 +283,45 @@ def _write_changes(changes: list[tuple[_Seen, Verdict]], now: datetime) -> None:
             )
     StatusChange.objects.bulk_create(status_changes)
     CauseChange.objects.bulk_create(cause_changes)
+
+
+def pings_prune(*, now: datetime, keep: int = PINGS_KEPT, batch_size: int = 10_000) -> int:
+    """Delete pings older than their plan's retention, and each heartbeat's beyond its ``keep`` newest.
+
+    The last completion ping of each heartbeat always stays, however old: it is what the judge
+    decides from (a yearly job's ping outlives a 30-day retention). Deletes go in batches of
+    short transactions, as the results' pruning does. Returns the number of pings deleted.
+    """
+    newer_completion = (
+        Ping.objects.filter(healthcheck_id=OuterRef("healthcheck_id"))
+        .exclude(kind=PingKind.START.value)
+        .filter(Q(at__gt=OuterRef("at")) | Q(at=OuterRef("at"), pk__gt=OuterRef("pk")))
+    )
+    prunable = Q(kind=PingKind.START.value) | Q(Exists(newer_completion))
+    deleted = 0
+    for plan in Plan.objects.all():
+        cutoff = now - timedelta(days=plan.retention_days)
+        deleted += _delete_in_batches(
+            Ping.objects.filter(healthcheck__organization__plan=plan, at__lt=cutoff).filter(prunable),
+            batch_size,
+        )
+    # Only a heartbeat pinged more than ``keep`` times ever can hold more than ``keep`` pings.
+    for hc_id in list(Heartbeat.objects.filter(ping_count__gt=keep).values_list("pk", flat=True)):
+        oldest_kept = (
+            Ping.objects.filter(healthcheck_id=hc_id)
+            .order_by("-at", "-id")
+            .values_list("at", "id")[keep - 1 : keep]
+        ).first()
+        if oldest_kept is None:
+            continue
+        at, ping_pk = oldest_kept
+        older = Ping.objects.filter(healthcheck_id=hc_id).filter(Q(at__lt=at) | Q(at=at, pk__lt=ping_pk))
+        deleted += _delete_in_batches(older.filter(prunable), batch_size)
+    return deleted
+
+
+def _delete_in_batches(pings: QuerySet[Ping], batch_size: int) -> int:
+    deleted = 0
+    while ids := list(pings.values_list("pk", flat=True)[:batch_size]):
+        deleted += Ping.objects.filter(pk__in=ids).delete()[0]
+    return deleted
