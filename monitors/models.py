@@ -849,7 +849,7 @@ class AuditEvent(models.Model):
 class Heartbeat(models.Model):
     """Keep a heartbeat check's ping id and what its judge needs: a narrow row pings update, never the healthcheck's.
 
-    A ping raises ``ping_count`` (one UPDATE, no lock on the healthcheck row); the beat's judge
+    A ping raises ``ping_count`` and its rate window (one UPDATE, no lock on the healthcheck row); the beat's judge
     (monitors.services.heartbeats) takes the rows whose count is past ``judged_count`` or whose
     ``due_at`` has passed.
     """
@@ -865,6 +865,10 @@ class Heartbeat(models.Model):
     due_at = models.DateTimeField(
         null=True, blank=True, help_text="When the heartbeat is late without a ping."
     )
+    # The pings' rate limit, in the row each ping updates anyway: a fixed window that opens at its
+    # first ping (as monitors.ratelimit's), without a counter row or a Redis call of its own.
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_count = models.PositiveIntegerField(default=0)
 
     class Meta:
         indexes = [

@@ -176,3 +176,28 @@ def test_an_unknown_ping_id_is_not_found(org):
     )
 
     assert not answer.found
+
+
+def test_the_61st_ping_of_a_minute_is_refused_and_the_next_minute_takes_pings_again(org):
+    check = make_heartbeat(org, "chatty")
+    ping_id = Heartbeat.objects.get(pk=check.pk).ping_id
+
+    def send(at: datetime) -> heartbeats.PingAnswer:
+        return ping_record(
+            ping_id=ping_id,
+            kind=PingKind.SUCCESS,
+            exit_status=None,
+            body=b"",
+            source=None,
+            user_agent="",
+            now=at,
+        )
+
+    answers = [send(T0 + timedelta(milliseconds=i)) for i in range(61)]
+
+    assert answers[-2:] == [
+        heartbeats.PingAnswer(found=True),
+        heartbeats.PingAnswer(found=True, limited=True),
+    ]
+    assert Heartbeat.objects.get(pk=check.pk).ping_count == 60
+    assert send(T0 + timedelta(seconds=60)) == heartbeats.PingAnswer(found=True)
