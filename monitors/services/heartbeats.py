@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import connection, transaction
-from django.db.models import Case, DateTimeField, Exists, F, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
 
 from monitors.errors import ServiceError
 from monitors.models import CauseChange, Healthcheck, Heartbeat, Ping, Plan, StatusChange
@@ -204,18 +204,33 @@ def _judge_batch(ids: list[int], now: datetime) -> int:
         ):
             changes.append((row, found))
     with transaction.atomic():
-        if seen:
-            counts = {row.hc_id: row.ping_count for row in seen}
-            Heartbeat.objects.filter(pk__in=list(counts)).update(
-                judged_count=Case(*(When(pk=pk, then=Value(n)) for pk, n in counts.items())),
-                due_at=Case(
-                    *(When(pk=pk, then=Value(due)) for pk, (due, _) in schedule_of.items()),
-                    default=F("due_at"),
-                    output_field=DateTimeField(),
-                ),
-            )
+        _write_judged([(row.hc_id, row.ping_count, schedule_of[row.hc_id][0]) for row in seen])
         _write_changes(changes, now)
     return len(ids)
+
+
+def _write_judged(rows: list[tuple[int, int, datetime | None]]) -> None:
+    """Set each heartbeat's judged_count and due_at in one UPDATE … FROM (VALUES …), on SQLite and PostgreSQL alike.
+
+    Plain SQL: the ORM's CASE of a When per row took 0.3 ms a heartbeat to build, a hundred times
+    what the database took to run it.
+    """
+    if not rows:
+        return
+    if connection.vendor == "postgresql":
+        # PostgreSQL types a VALUES list from its values; an all-NULL column would be text.
+        row_sql = "(CAST(%s AS bigint), CAST(%s AS bigint), CAST(%s AS timestamptz))"
+    else:
+        row_sql = "(%s, %s, %s)"
+    params: list[object] = []
+    for pk, count, due in rows:
+        params += [pk, count, None if due is None else _db_datetime(due)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {_HB} SET judged_count = v.column2, due_at = v.column3 "  # noqa: S608 - the model's table
+            f"FROM (VALUES {', '.join([row_sql] * len(rows))}) AS v WHERE healthcheck_id = v.column1",
+            params,
+        )
 
 
 def _read(ids: list[int]) -> list[_Seen]:

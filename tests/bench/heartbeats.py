@@ -319,10 +319,10 @@ def late(args: argparse.Namespace) -> dict[str, Any]:
         from monitors.services.heartbeats import heartbeats_judge
 
         now = timezone.now()
-        # Late ones from 20 s on (migrations, the worker's start), 2.3 s apart so each meets the tick elsewhere.
-        late_at = [now + timedelta(seconds=args.first_late + 2.3 * i) for i in range(args.samples)]
+        # Placeholders: the late instants are set once everything else is ready (below).
+        placeholder = [now + timedelta(days=1)] * args.samples
         started = time.perf_counter()
-        ids, _ = create_heartbeats(args.heartbeats, now=now, late_at=late_at)
+        ids, _ = create_heartbeats(args.heartbeats, now=now, late_at=placeholder)
         created_s = time.perf_counter() - started
         # One sweep over --sweep heartbeats pinged at once (in process, what a tick would take).
         swept = ids[args.samples : args.samples + args.sweep]
@@ -334,6 +334,13 @@ def late(args: argparse.Namespace) -> dict[str, Any]:
         started = time.perf_counter()
         heartbeats_judge(now=now)
         idle_ms = (time.perf_counter() - started) * 1000
+        # Late ones from --first-late seconds on (the worker's start), 2.3 s apart so each meets
+        # the 1 s sweep at another phase.
+        base = timezone.now()
+        late_at = [base + timedelta(seconds=args.first_late + 2.3 * i) for i in range(args.samples)]
+        for pk, due in zip(ids[: args.samples], late_at, strict=True):
+            Ping.objects.filter(healthcheck_id=pk).update(at=due - timedelta(seconds=120))
+            Heartbeat.objects.filter(pk=pk).update(due_at=due)
         from django.db import connections
 
         connections.close_all()
@@ -430,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.choices["late"].add_argument("--heartbeats", type=int, default=100_000)
     sub.choices["late"].add_argument("--samples", type=int, default=5)
     sub.choices["late"].add_argument("--sweep", type=int, default=10_000)
-    sub.choices["late"].add_argument("--first-late", type=float, default=20.0)
+    sub.choices["late"].add_argument("--first-late", type=float, default=8.0)
     sub.choices["late"].add_argument("--pinged-per-second", type=int, default=0)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
