@@ -14,6 +14,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, F, OuterRef, Q, QuerySet, Subquery
@@ -113,7 +114,7 @@ VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
 """  # noqa: S608 - the table name is the model's; every value is a parameter
 
 
-def _db_datetime(value: datetime) -> object:
+def _db_datetime(value: datetime) -> Any:
     """Return an aware datetime as the database's column takes it (SQLite's text, PostgreSQL's timestamptz)."""
     return connection.ops.adapt_datetimefield_value(value)
 
@@ -222,7 +223,7 @@ def _write_judged(rows: list[tuple[int, int, datetime | None]]) -> None:
         row_sql = "(CAST(%s AS bigint), CAST(%s AS bigint), CAST(%s AS timestamptz))"
     else:
         row_sql = "(%s, %s, %s)"
-    params: list[object] = []
+    params: list[Any] = []
     for pk, count, due in rows:
         params += [pk, count, None if due is None else _db_datetime(due)]
     with connection.cursor() as cursor:
