@@ -27,6 +27,7 @@ from monitors.models import (
 from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
 from monitors.selectors import regions_allowed
 from monitors.services.audit import audit_record, healthcheck_snapshot
+from monitors.services.heartbeats import heartbeat_resumed
 from monitors.slots import first_slot_at_or_after, slot_offset_for
 from probes import netguard
 from probes.checks import CheckKind
@@ -372,6 +373,8 @@ def healthcheck_resume(*, healthcheck: Healthcheck, now: datetime) -> Healthchec
             # Old region verdicts are from before the pause: start from pending everywhere.
             RegionState.objects.filter(healthcheck=healthcheck).delete()
             _record_status_change(healthcheck, to=Status.PENDING, reason="Resumed", now=now)
+            if not healthcheck.check_type.active:
+                heartbeat_resumed(healthcheck=healthcheck, now=now)
             _audit(
                 healthcheck, "healthcheck.resumed", before={"paused": True}, after={"paused": False}, now=now
             )

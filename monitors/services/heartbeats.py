@@ -124,6 +124,20 @@ def heartbeat_rotate(*, healthcheck: Healthcheck) -> Healthcheck:
     return healthcheck
 
 
+def heartbeat_resumed(*, healthcheck: Healthcheck, now: datetime) -> None:
+    """Expect the job again from ``now``: due one step of its schedule plus the grace after the resume.
+
+    A pause drops the due-by (the judge never awaits a paused check), so without this a resumed
+    heartbeat whose job had died would wait for a ping forever, silent. Pings from before the
+    pause don't make it late the moment it resumes either: the job gets a whole step and grace.
+    """
+    config = _config(healthcheck.type, healthcheck.config)
+    if config is None:
+        return
+    due = config.schedule.next_after(now) + timedelta(seconds=config.grace)
+    Heartbeat.objects.filter(pk=healthcheck.pk).update(due_at=due)
+
+
 def heartbeats_judge(*, now: datetime, batch: int = JUDGE_BATCH, limit: int = JUDGE_LIMIT) -> int:
     """Judge the heartbeats past their due-by, then those pinged since last judged; return how many.
 

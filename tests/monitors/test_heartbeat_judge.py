@@ -9,7 +9,7 @@ import pytest
 
 from monitors.models import Healthcheck, Heartbeat, StatusChange
 from monitors.services import heartbeats
-from monitors.services.healthchecks import healthcheck_create, healthcheck_pause
+from monitors.services.healthchecks import healthcheck_create, healthcheck_pause, healthcheck_resume
 from monitors.services.heartbeats import heartbeats_judge, ping_record
 from probes.checks import check_kind
 from probes.heartbeats import PingKind
@@ -201,3 +201,20 @@ def test_the_61st_ping_of_a_minute_is_refused_and_the_next_minute_takes_pings_ag
     ]
     assert Heartbeat.objects.get(pk=check.pk).ping_count == 60
     assert send(T0 + timedelta(seconds=60)) == heartbeats.PingAnswer(found=True)
+
+
+def test_a_resumed_heartbeat_whose_job_stays_silent_goes_down_a_step_and_grace_after_the_resume(org):
+    check = make_heartbeat(org, "nightly")
+    ping(check, T0)
+    heartbeats_judge(now=T0)
+    healthcheck_pause(healthcheck=check, now=T0 + timedelta(minutes=1))
+    resumed_at = T0 + timedelta(days=3)
+    healthcheck_resume(healthcheck=Healthcheck.objects.get(pk=check.pk), now=resumed_at)
+
+    heartbeats_judge(now=resumed_at + timedelta(seconds=1))
+    assert statuses([check]) == ["pending"]  # pings from before the pause don't make it late at once
+
+    heartbeats_judge(now=resumed_at + timedelta(hours=1, minutes=5, seconds=1))
+
+    assert statuses([check]) == ["down"]
+    assert Healthcheck.objects.get(pk=check.pk).cause_kind == "heartbeat_late"
