@@ -16,7 +16,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from probes.checks import CheckKind, check_kind
 from probes.types import Status
@@ -879,7 +879,7 @@ class AuditEvent(models.Model):
 class Heartbeat(models.Model):
     """Keep a heartbeat check's ping id and what its judge needs: a narrow row pings update, never the healthcheck's.
 
-    A ping raises ``ping_count`` (one UPDATE, no lock on the healthcheck row); the beat's judge
+    A ping raises ``ping_count`` and its rate window (one UPDATE, no lock on the healthcheck row); the beat's judge
     (monitors.services.heartbeats) takes the rows whose count is past ``judged_count`` or whose
     ``due_at`` has passed.
     """
@@ -895,9 +895,20 @@ class Heartbeat(models.Model):
     due_at = models.DateTimeField(
         null=True, blank=True, help_text="When the heartbeat is late without a ping."
     )
+    # The pings' rate limit, in the row each ping updates anyway: a fixed window that opens at its
+    # first ping (as monitors.ratelimit's), without a counter row or a Redis call of its own.
+    window_start = models.DateTimeField(null=True, blank=True)
+    window_count = models.PositiveIntegerField(default=0)
 
     class Meta:
-        indexes = [models.Index(fields=["due_at"], name="heartbeat_due", condition=Q(due_at__isnull=False))]
+        indexes = [
+            models.Index(fields=["due_at"], name="heartbeat_due", condition=Q(due_at__isnull=False)),
+            # The judge's other half: the rows pinged since it last looked, found without a scan of
+            # every heartbeat (the partial index holds only those, and each ping's UPDATE files it).
+            models.Index(
+                fields=["healthcheck"], name="heartbeat_pinged", condition=Q(ping_count__gt=F("judged_count"))
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.healthcheck_id}: due {self.due_at}"

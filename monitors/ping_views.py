@@ -18,7 +18,7 @@ from probes.heartbeats import PingKind
 @require_http_methods(["GET", "HEAD", "POST"])
 def ping(request: HttpRequest, ping_id: uuid.UUID, action: str = "") -> HttpResponse:
     """Record one ping and answer OK (200), 404 for an unknown id or action, 429 over the rate limit."""
-    kind, exit_status = _action(action)
+    kind, exit_status = action_kind(action)
     if kind is None:
         return _text("Not found", 404)
     # Read at most the cap: a larger body is cut, never buffered whole.
@@ -39,7 +39,8 @@ def ping(request: HttpRequest, ping_id: uuid.UUID, action: str = "") -> HttpResp
     return _text("OK", 200)
 
 
-def _action(action: str) -> tuple[PingKind | None, int | None]:
+def action_kind(action: str) -> tuple[PingKind | None, int | None]:
+    """Return what a ping URL's action says (kind, exit status), or (None, None) for no known action."""
     if action == "":
         return PingKind.SUCCESS, None
     if action in ("start", "fail"):

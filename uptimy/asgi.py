@@ -21,6 +21,8 @@ django_application = get_asgi_application()
 
 # After Django's set-up: the MCP server's tools import the apps' models.
 from mcpserver.server import mcp_app  # noqa: E402
+from monitors.ping_asgi import PREFIX as PING_PREFIX  # noqa: E402
+from monitors.ping_asgi import ping_application  # noqa: E402
 
 mcp_application = mcp_app()
 MCP_PATHS = frozenset({"/mcp", "/mcp/"})
@@ -30,6 +32,10 @@ async def application(scope: Scope, receive: Receive, send: Send) -> None:
     """Route one ASGI connection: the lifespan and /mcp to the MCP server, everything else to Django."""
     if scope["type"] == "lifespan" or (scope["type"] == "http" and scope["path"] in MCP_PATHS):
         await mcp_application(scope, receive, send)
+        return
+    if scope["type"] == "http" and scope["path"].startswith(PING_PREFIX):
+        # Heartbeat pings skip Django's middleware and resolver (monitors/ping_asgi.py).
+        await ping_application(scope, receive, send)
         return
     # django-stubs types the handler with dict and Mapping where the ASGI spec (and Starlette) has mutable ones.
     await django_application(scope, receive, send)  # type: ignore[arg-type]

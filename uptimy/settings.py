@@ -214,6 +214,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1,
 }
 UPTIMY_TICK_SECONDS: float = env.float("UPTIMY_TICK_SECONDS", default=2.0)
+# How often the heartbeat judge sweeps: a late heartbeat is declared down at most this long (plus
+# the sweep's own time) after its grace ends. An idle sweep is two reads of partial indexes.
+UPTIMY_HEARTBEAT_TICK_SECONDS: float = env.float("UPTIMY_HEARTBEAT_TICK_SECONDS", default=1.0)
 # /metrics (uptimy/metrics.py): Prometheus sends this as a bearer token. Without one, only
 # loopback clients are answered, so the endpoint is never open to the internet by default.
 UPTIMY_METRICS_TOKEN: str = env.str("UPTIMY_METRICS_TOKEN", default="")
@@ -231,7 +234,7 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "dispatch-due": {"task": "monitors.dispatch_due", "schedule": UPTIMY_TICK_SECONDS},
     "settle-verdicts": {"task": "monitors.settle_verdicts", "schedule": UPTIMY_TICK_SECONDS},
     # Heartbeats: pinged since last judged, or past their due-by (monitors.services.heartbeats).
-    "judge-heartbeats": {"task": "monitors.judge_heartbeats", "schedule": UPTIMY_TICK_SECONDS},
+    "judge-heartbeats": {"task": "monitors.judge_heartbeats", "schedule": UPTIMY_HEARTBEAT_TICK_SECONDS},
     "refresh-rollups": {"task": "monitors.refresh_rollups", "schedule": 60.0},
     "prune-results": {"task": "monitors.prune_results", "schedule": 3600.0, "options": {"queue": "default"}},
     "prune-audit-events": {

@@ -18,6 +18,7 @@ from monitors.models import (
     Heartbeat,
     Organization,
     OutboxBatch,
+    Ping,
     Plan,
     Region,
     RegionState,
@@ -26,6 +27,7 @@ from monitors.models import (
 from monitors.secrets import MASK, decrypt_headers, encrypt_headers, masked
 from monitors.selectors import regions_allowed
 from monitors.services.audit import audit_record, healthcheck_snapshot
+from monitors.services.heartbeats import heartbeat_resumed
 from monitors.slots import first_slot_at_or_after, slot_offset_for
 from probes import netguard
 from probes.checks import CheckKind
@@ -182,6 +184,13 @@ def healthcheck_update(
             organization.plan, changes.get("interval_seconds", healthcheck.interval_seconds), check_type
         )
     regions = _regions_for(organization, changes["region_slugs"]) if "region_slugs" in changes else None
+    # Active to passive (a heartbeat) or back: the old verdict came from another kind of evidence.
+    passive_changed = check_type.active != healthcheck.check_type.active
+    if passive_changed and not check_type.active:
+        regions = []  # a passive type has no regions, as at create
+        healthcheck.quorum = None
+    elif passive_changed and regions is None:
+        regions = _regions_for(organization, None)
     if "config" in changes:
         base = healthcheck.config if partial and not type_changed else None
         stored_headers = decrypt_headers(healthcheck.secret_headers)
@@ -223,7 +232,11 @@ def healthcheck_update(
     if "interval_seconds" in changes and changes["interval_seconds"] != healthcheck.interval_seconds:
         healthcheck.interval_seconds = changes["interval_seconds"]
         _schedule(healthcheck, now=now)
+    elif passive_changed:
+        _schedule(healthcheck, now=now)  # a heartbeat has no slot; a check that was one gets its first
     with transaction.atomic():
+        if passive_changed:
+            _type_passive_changed(healthcheck, now=now)
         healthcheck.save()
         if regions is not None:
             healthcheck.regions.set(regions)
@@ -241,6 +254,25 @@ def healthcheck_update(
         fn = healthcheck_pause if changes["paused"] else healthcheck_resume
         healthcheck = fn(healthcheck=healthcheck, now=now)
     return HealthcheckUpdated(healthcheck, tuple(notices))
+
+
+def _type_passive_changed(healthcheck: Healthcheck, *, now: datetime) -> None:
+    """Give a check that became a heartbeat its Heartbeat row, take it from one that stopped being one.
+
+    The status starts again from pending (recorded, like a resume): neither the results nor the
+    pings of the old type say anything about the new one. Called in the update's transaction,
+    before the healthcheck is saved with its new type.
+    """
+    if healthcheck.check_type.active:
+        Heartbeat.objects.filter(healthcheck=healthcheck).delete()
+        Ping.objects.filter(healthcheck=healthcheck).delete()
+    else:
+        Heartbeat.objects.get_or_create(healthcheck=healthcheck)
+    if healthcheck.status not in (Status.PAUSED, Status.PENDING):
+        _record_status_change(healthcheck, to=Status.PENDING, reason="Type changed", now=now)
+        healthcheck.status = Status.PENDING
+        healthcheck.status_changed_at = now
+        healthcheck.cause_kind, healthcheck.cause_reason, healthcheck.cause_since = "", "", None
 
 
 def _same_origin(a: object, b: object) -> bool:
@@ -341,6 +373,8 @@ def healthcheck_resume(*, healthcheck: Healthcheck, now: datetime) -> Healthchec
             # Old region verdicts are from before the pause: start from pending everywhere.
             RegionState.objects.filter(healthcheck=healthcheck).delete()
             _record_status_change(healthcheck, to=Status.PENDING, reason="Resumed", now=now)
+            if not healthcheck.check_type.active:
+                heartbeat_resumed(healthcheck=healthcheck, now=now)
             _audit(
                 healthcheck, "healthcheck.resumed", before={"paused": True}, after={"paused": False}, now=now
             )

@@ -90,11 +90,13 @@ def refresh_rollups() -> int:
 
 @shared_task(name="monitors.prune_results", ignore_result=True, expires=3600)
 def prune_results() -> int:
-    """Delete raw results older than each plan's retention, and rate-limit counters whose window ended."""
+    """Delete raw results and heartbeat pings past their retention, and rate-limit counters whose window ended."""
+    from monitors.services.heartbeats import pings_prune
+
     now = timezone.now()
     # The counters' keys come from what clients typed (user names, addresses): without this
     # the embedded default's table would keep one row per name ever tried.
-    return services.results_prune(now=now) + rate_counters_prune(now=now)
+    return services.results_prune(now=now) + pings_prune(now=now) + rate_counters_prune(now=now)
 
 
 @shared_task(name="monitors.prune_audit_events", ignore_result=True, expires=3600)

@@ -149,3 +149,45 @@ def test_a_read_only_key_never_sees_the_ping_url(client, read_client):
     assert read_client.get(f"{URL}{body['id']}/").json()["ping_url"] is None
     listed = read_client.get(URL).json()["results"]
     assert [hc["ping_url"] for hc in listed] == [None]
+
+
+def test_a_check_changed_into_a_heartbeat_gets_its_ping_url_and_no_regions(client):
+    from django.test import Client
+
+    from monitors.models import StatusChange
+
+    created = client.post(
+        URL, {"name": "site", "type": "http", "config": {"uri": "https://example.com/"}}, format="json"
+    ).json()
+    Healthcheck.objects.filter(public_id=created["id"]).update(status="up")
+
+    response = client.patch(f"{URL}{created['id']}/", {"type": "heartbeat", "config": NIGHTLY}, format="json")
+
+    assert response.status_code == 200, response.json()
+    assert (response.json()["type_name"], response.json()["regions"]) == ("heartbeat", [])
+    check = _status(created)
+    assert (check.status, check.next_check_at) == ("pending", None)
+    assert StatusChange.objects.filter(healthcheck=check).latest("at").reason == "Type changed"
+    assert Client().get(response.json()["ping_url"].removeprefix("http://testserver")).status_code == 200
+
+
+def test_a_heartbeat_changed_into_another_type_loses_its_ping_url(client):
+    from django.test import Client
+
+    from monitors.models import Ping
+
+    created = create(client, NIGHTLY).json()
+    path = _ping_path(created)
+    assert Client().get(path).status_code == 200
+
+    response = client.patch(
+        f"{URL}{created['id']}/", {"type": "http", "config": {"uri": "https://example.com/"}}, format="json"
+    )
+
+    assert response.status_code == 200, response.json()
+    assert response.json()["regions"] != []
+    check = _status(created)
+    assert check.next_check_at is not None
+    assert not Heartbeat.objects.filter(healthcheck=check).exists()
+    assert not Ping.objects.filter(healthcheck=check).exists()
+    assert Client().get(path).status_code == 404
