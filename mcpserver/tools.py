@@ -349,7 +349,8 @@ def _summary(healthcheck: Healthcheck, *, base_url: str) -> dict[str, Any]:
         "id": str(healthcheck.public_id),
         "name": healthcheck.name,
         "type": HealthcheckSerializer().get_type_name(healthcheck),
-        "url": healthcheck.config.get("uri"),
+        "url": healthcheck.config.get("uri"),  # http and mcp only, as before `target`
+        "target": selectors.healthcheck_target(healthcheck=healthcheck),
         "status": healthcheck.status,
         "status_changed_at": serializers.DateTimeField().to_representation(healthcheck.status_changed_at)
         if healthcheck.status_changed_at

@@ -268,6 +268,20 @@ def test_get_monitor_shows_a_heartbeat_s_ping_url_only_to_a_grant_that_may_write
     assert ping_url is None or ping_url.startswith("/ping/")
 
 
+def test_list_monitors_names_what_each_type_watches(org, grant):
+    healthcheck_create(
+        organization=org,
+        name="ssh",
+        check_type=check_kind("tcp"),
+        config={"host": "db.example.com", "port": 22},
+        now=timezone.now(),
+    )
+
+    listed = tools.list_monitors(grant, status=None, limit=100, base_url=BASE)["monitors"]
+
+    assert [(m["name"], m["target"], m["url"]) for m in listed] == [("ssh", "db.example.com:22", None)]
+
+
 def test_get_monitor_shows_the_monitor_s_listing_as_the_api_does(grant, now):
     monitor_id = add(grant, {"url": URL, "name": "Docs"})["added"][0]["id"]
     assert tools.get_monitor(grant, monitor_id, base_url=BASE)["listing"] is None
