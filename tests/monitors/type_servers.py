@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,6 @@ import pytest
 
 from probes import certificates, rdap, runner
 from probes.checks.domain import clear_cache
-from tests.clock import real_now
 from tests.dns_server import Zone, dns_server
 from tests.monitors.conftest import start_sdk_peer, stop
 from tests.monitors.worker_support import QUICK_INTERVAL
@@ -163,8 +162,12 @@ class RdapRegistry:
         return json.dumps(data).encode()
 
     def expire_in(self, days: int) -> None:
-        """Answer an expiry ``days`` from the real clock (negative: ago), and forget cached answers."""
-        self.expires_at = f"{real_now() + timedelta(days=days, hours=1):%Y-%m-%dT%H:%M:%SZ}"
+        """Answer an expiry ``days`` from now (negative: ago), and forget cached answers.
+
+        Python's clock, not the machine's: the domain check judges the date in Python, whose clock
+        a shifted run (CLOCK_OFFSET) moves ahead.
+        """
+        self.expires_at = f"{datetime.now(UTC) + timedelta(days=days, hours=1):%Y-%m-%dT%H:%M:%SZ}"
         # The check keeps a registry's answer for hours; the test changes it now.
         clear_cache()
 
