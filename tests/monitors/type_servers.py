@@ -31,6 +31,27 @@ from tests.monitors.conftest import start_sdk_peer, stop
 from tests.monitors.worker_support import QUICK_INTERVAL
 from tests.probes.tls_support import HOST, Pki, scenarios
 
+
+def serve_get(answer: Callable[[str], tuple[int, str, bytes]]) -> ThreadingHTTPServer:
+    """Serve GETs on a free loopback port with ``answer(path)`` → (status, content type, body); quiet."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status, content_type, body = answer(self.path)
+            self.send_response(status)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    return httpd
+
+
 # --- TCP: an SSH-like banner -----------------------------------------------------------------
 
 BANNER = b"SSH-2.0-Uptimy_test\r\n"
@@ -133,24 +154,13 @@ class RdapRegistry:
     def __init__(self) -> None:
         self.expires_at: str | None = None
         self.found = True
-        registry = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                found = registry.found and self.path == "/rdap/domain/example.test"
-                body = registry.answer() if found else b'{"errorCode": 404}'
-                self.send_response(200 if found else 404)
-                self.send_header("Content-Type", "application/rdap+json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd = serve_get(self._get)
         self.base = f"http://127.0.0.1:{self.httpd.server_address[1]}/rdap/"
+
+    def _get(self, path: str) -> tuple[int, str, bytes]:
+        if self.found and path == "/rdap/domain/example.test":
+            return 200, "application/rdap+json", self.answer()
+        return 404, "application/rdap+json", b'{"errorCode": 404}'
 
     def answer(self) -> bytes:
         if self.expires_at is None:
@@ -199,23 +209,15 @@ class HealthServer:
 
     def __init__(self) -> None:
         self.state = "ok"
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = json.dumps({"status": server.state}).encode()
-                self.send_response(200 if self.path == "/health" else 404)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.httpd = serve_get(self._get)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/health"
+
+    def _get(self, path: str) -> tuple[int, str, bytes]:
+        return (
+            200 if path == "/health" else 404,
+            "application/json",
+            json.dumps({"status": self.state}).encode(),
+        )
 
     def close(self) -> None:
         self.httpd.shutdown()
