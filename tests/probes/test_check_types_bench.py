@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.conftest import PEERS_SWITCH, unavailable
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "bench" / "check_types.py"
 TINY = ("--types", "tcp", "--probes", "5", "--rounds", "1", "--warmup", "1", "--no-namespace", "--no-floor")
@@ -94,8 +96,13 @@ def test_a_probe_answer_is_read_by_its_probe_success(status, body, result):
     assert bench.probe_result(status, body) == result
 
 
-@pytest.mark.skipif(not Path(bench.BLACKBOX).exists(), reason="prometheus-blackbox-exporter is not installed")
 def test_the_command_runs_both_probers_with_tiny_n():
+    if not Path(bench.BLACKBOX).exists():
+        # The peer the benchmark compares with; CI installs it, and fails here without it.
+        unavailable(
+            f"blackbox_exporter is not installed at {bench.BLACKBOX}: apt-get install prometheus-blackbox-exporter",
+            switch=PEERS_SWITCH,
+        )
     done = subprocess.run(
         [sys.executable, str(SCRIPT), *TINY, "--json"],
         cwd=ROOT,
